@@ -1,0 +1,100 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+)
+
+// A Checker tests whether the tunnel works. Check returns nil when it does
+// and an error naming what failed otherwise. Check must return once ctx ends:
+// every built-in checker passes ctx to its dial, handshake and request.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// CheckerFunc adapts an ordinary function to a [Checker].
+type CheckerFunc func(ctx context.Context) error
+
+// Check calls f(ctx).
+func (f CheckerFunc) Check(ctx context.Context) error { return f(ctx) }
+
+var _ Checker = CheckerFunc(nil)
+
+// A Dialer opens connections for a check. *net.Dialer, a WireGuard netstack
+// (*netstack.Net) and golang.org/x/net/proxy's SOCKS5 dialer all qualify, so
+// the same check runs over the host network, inside a tunnel or through a
+// proxy.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// DialerFunc adapts an ordinary function to a [Dialer].
+type DialerFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// DialContext calls f(ctx, network, address).
+func (f DialerFunc) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return f(ctx, network, address)
+}
+
+var (
+	_ Dialer = DialerFunc(nil)
+	_ Dialer = (*net.Dialer)(nil)
+)
+
+// ErrCheckPanicked is wrapped by the error reported for a check that panicked.
+var ErrCheckPanicked = errors.New("check panicked")
+
+// dialerOrDefault returns d, or a plain *net.Dialer when d is nil.
+func dialerOrDefault(d Dialer) Dialer {
+	if d == nil {
+		return &net.Dialer{}
+	}
+	return d
+}
+
+// WithDefaultPort returns target with port appended when target names no
+// port: "example.com" becomes "example.com:443" for port "443". IPv6 literals
+// are bracketed. A target that already has a port is returned unchanged.
+func WithDefaultPort(target, port string) string {
+	if _, _, err := net.SplitHostPort(target); err == nil {
+		return target
+	}
+	host := target
+	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// runSafely runs c and turns a panic into an error wrapping ErrCheckPanicked,
+// so that one misbehaving user check cannot take the health server down.
+func runSafely(ctx context.Context, c Checker) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrCheckPanicked, p)
+		}
+	}()
+	return c.Check(ctx)
+}
+
+// ended reports whether ctx is done. It and doneErr never call ctx.Err on a
+// live context: a clockwork fake-clock context, which tests pass in, blocks
+// there until it ends.
+func ended(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// doneErr returns ctx.Err() once ctx has ended, nil before.
+func doneErr(ctx context.Context) error {
+	if ended(ctx) {
+		return ctx.Err()
+	}
+	return nil
+}

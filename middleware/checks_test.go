@@ -1,0 +1,733 @@
+package middleware_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// checkSafety bounds every wait of these tests. It only turns a hang into a
+// failure; no test relies on it to synchronise.
+const checkSafety = 5 * time.Second
+
+func checkCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), checkSafety)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// listenTCP returns a TCP listener on 127.0.0.1, closed when the test ends.
+func listenTCP(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// refusedTCPAddr returns an address on 127.0.0.1 where nothing listens.
+func refusedTCPAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// redirectDialer returns a DialerFunc that dials target whatever address it is
+// asked for, and counts its dials. Checks given an unresolvable host such as
+// "tunnel.test" can only pass through it.
+func redirectDialer(target string) (middleware.DialerFunc, *atomic.Int32) {
+	var n atomic.Int32
+	var d net.Dialer
+	return func(ctx context.Context, network, _ string) (net.Conn, error) {
+		n.Add(1)
+		return d.DialContext(ctx, network, target)
+	}, &n
+}
+
+// recvOrFail receives from ch, failingCheck the test after the checkSafety timeout.
+func recvOrFail[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(checkSafety):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+func newTestCert(t *testing.T, hosts ...string) *testcert.Bundle {
+	t.Helper()
+	b, err := testcert.New(hosts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// serveTLS completes TLS handshakes with cfg on 127.0.0.1, one connection at
+// a time, until the test ends; it returns the address.
+func serveTLS(t *testing.T, cfg *tls.Config) string {
+	t.Helper()
+	ln := listenTCP(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.SetDeadline(time.Now().Add(checkSafety))
+			tc := tls.Server(conn, cfg)
+			_ = tc.Handshake()
+			tc.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
+// recordSNI makes cfg send the SNI of each ClientHello on the returned
+// channel (the first one only; later ones are dropped).
+func recordSNI(cfg *tls.Config) <-chan string {
+	ch := make(chan string, 1)
+	cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		select {
+		case ch <- hello.ServerName:
+		default:
+		}
+		return nil, nil
+	}
+	return ch
+}
+
+func TestWithDefaultPort(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"example.com", "example.com:443"},
+		{"example.com:8443", "example.com:8443"},
+		{"127.0.0.1", "127.0.0.1:443"},
+		{"127.0.0.1:80", "127.0.0.1:80"},
+		{"::1", "[::1]:443"},
+		{"[::1]", "[::1]:443"},
+		{"[::1]:853", "[::1]:853"},
+		{"2001:db8::1", "[2001:db8::1]:443"},
+		{"[2001:db8::1]", "[2001:db8::1]:443"},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := middleware.WithDefaultPort(tt.in, "443"); got != tt.want {
+				t.Errorf("WithDefaultPort(%q, \"443\") = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTCPCheck(t *testing.T) {
+	t.Run("pass", func(t *testing.T) {
+		ln := listenTCP(t)
+		if err := (middleware.TCPCheck{Address: ln.Addr().String()}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		addr := refusedTCPAddr(t)
+		err := middleware.TCPCheck{Address: addr}.Check(checkCtx(t))
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("err = %v, want connection refused", err)
+		}
+		if want := "tcp " + addr + ": dial: connection refused"; err.Error() != want {
+			t.Errorf("err = %q, want %q", err, want)
+		}
+	})
+	t.Run("dialer", func(t *testing.T) {
+		ln := listenTCP(t)
+		d, dials := redirectDialer(ln.Addr().String())
+		if err := (middleware.TCPCheck{Address: "tunnel.test", Dialer: d}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if dials.Load() != 1 {
+			t.Errorf("dials = %d, want 1", dials.Load())
+		}
+	})
+}
+
+func TestTLSCheck(t *testing.T) {
+	bundle := newTestCert(t, "probe.test", "127.0.0.1")
+
+	t.Run("pass", func(t *testing.T) {
+		cfg := bundle.ServerConfig()
+		sni := recordSNI(cfg)
+		addr := serveTLS(t, cfg)
+		if err := (middleware.TLSCheck{Address: addr, RootCAs: bundle.Pool}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		// An IP literal is verified against the certificate's IPs and
+		// sends no SNI.
+		if got := recvOrFail(t, sni, "ClientHello"); got != "" {
+			t.Errorf("SNI = %q, want none for an IP address", got)
+		}
+	})
+	t.Run("SNI is the host", func(t *testing.T) {
+		cfg := bundle.ServerConfig()
+		sni := recordSNI(cfg)
+		addr := serveTLS(t, cfg)
+		_, port, _ := net.SplitHostPort(addr)
+		d, dials := redirectDialer(addr)
+		check := middleware.TLSCheck{Address: "probe.test:" + port, RootCAs: bundle.Pool, Dialer: d}
+		if err := check.Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if got := recvOrFail(t, sni, "ClientHello"); got != "probe.test" {
+			t.Errorf("SNI = %q, want probe.test", got)
+		}
+		if dials.Load() != 1 {
+			t.Errorf("dials = %d, want 1", dials.Load())
+		}
+	})
+	t.Run("ServerName overrides the host", func(t *testing.T) {
+		cfg := bundle.ServerConfig()
+		sni := recordSNI(cfg)
+		addr := serveTLS(t, cfg)
+		check := middleware.TLSCheck{Address: addr, ServerName: "probe.test", RootCAs: bundle.Pool}
+		if err := check.Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if got := recvOrFail(t, sni, "ClientHello"); got != "probe.test" {
+			t.Errorf("SNI = %q, want probe.test", got)
+		}
+	})
+	t.Run("wrong CA", func(t *testing.T) {
+		addr := serveTLS(t, bundle.ServerConfig())
+		other := newTestCert(t)
+		err := middleware.TLSCheck{Address: addr, RootCAs: other.Pool}.Check(checkCtx(t))
+		if !errors.As(err, new(x509.UnknownAuthorityError)) {
+			t.Fatalf("err = %v, want unknown authority", err)
+		}
+		if prefix := "tls " + addr + ": handshake: "; !strings.HasPrefix(err.Error(), prefix) {
+			t.Errorf("err = %q, want prefix %q", err, prefix)
+		}
+	})
+	t.Run("InsecureSkipVerify", func(t *testing.T) {
+		addr := serveTLS(t, newTestCert(t, "elsewhere.test").ServerConfig())
+		if err := (middleware.TLSCheck{Address: addr, InsecureSkipVerify: true}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("TLS 1.1 rejected", func(t *testing.T) {
+		cfg := bundle.ServerConfig()
+		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
+		addr := serveTLS(t, cfg)
+		err := middleware.TLSCheck{Address: addr, RootCAs: bundle.Pool}.Check(checkCtx(t))
+		if err == nil || !strings.Contains(err.Error(), "protocol version") {
+			t.Fatalf("err = %v, want a protocol version failure", err)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		addr := refusedTCPAddr(t)
+		err := middleware.TLSCheck{Address: addr, RootCAs: bundle.Pool}.Check(checkCtx(t))
+		if want := "tls " + addr + ": dial: connection refused"; err == nil || err.Error() != want {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	})
+}
+
+// silentServer accepts one TCP connection and never answers. It reports on
+// hello once the first bytes (the ClientHello) arrive, and on closed once a
+// read fails because the client closed the connection.
+func silentServer(t *testing.T) (addr string, hello <-chan struct{}, closed <-chan error) {
+	t.Helper()
+	ln := listenTCP(t)
+	helloC := make(chan struct{}, 1)
+	closedC := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		conn, err := ln.Accept()
+		if err != nil {
+			closedC <- err
+			return
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(checkSafety))
+		buf := make([]byte, 4096)
+		if _, err := conn.Read(buf); err != nil {
+			closedC <- err
+			return
+		}
+		helloC <- struct{}{}
+		_, err = io.Copy(io.Discard, conn)
+		if err == nil {
+			err = io.EOF
+		}
+		closedC <- err
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String(), helloC, closedC
+}
+
+// checkClosedByClient fails unless the server saw the client close: EOF or a
+// reset, not the server's own checkSafety deadline.
+func checkClosedByClient(t *testing.T, closed <-chan error) {
+	t.Helper()
+	err := recvOrFail(t, closed, "the server to see the connection closed")
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("server read: %v; the client never closed the connection", err)
+	}
+}
+
+func TestTLSCheckSilentServer(t *testing.T) {
+	t.Run("deadline", func(t *testing.T) {
+		addr, _, closed := silentServer(t)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		err := middleware.TLSCheck{Address: addr, InsecureSkipVerify: true}.Check(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+		}
+		checkClosedByClient(t, closed)
+	})
+	t.Run("cancel mid-handshake", func(t *testing.T) {
+		addr, hello, closed := silentServer(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		result := make(chan error, 1)
+		go func() { result <- middleware.TLSCheck{Address: addr, InsecureSkipVerify: true}.Check(ctx) }()
+		recvOrFail(t, hello, "the ClientHello")
+		cancel()
+		checkClosedByClient(t, closed)
+		if err := recvOrFail(t, result, "the check"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	})
+	t.Run("cancel mid-dial", func(t *testing.T) {
+		// A Dialer that ignores ctx hands back a connection after the
+		// cancellation; the check must close it rather than use it.
+		addr, _, closed := silentServer(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var d net.Dialer
+		dialer := middleware.DialerFunc(func(_ context.Context, network, address string) (net.Conn, error) {
+			conn, err := d.DialContext(t.Context(), network, address)
+			cancel()
+			return conn, err
+		})
+		err := middleware.TLSCheck{Address: addr, InsecureSkipVerify: true, Dialer: dialer}.Check(ctx)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		checkClosedByClient(t, closed)
+	})
+}
+
+func TestLoadCertPool(t *testing.T) {
+	bundle := newTestCert(t, "127.0.0.1")
+	dir := t.TempDir()
+
+	good := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(good, bundle.CAPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := middleware.LoadCertPool(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveTLS(t, bundle.ServerConfig())
+	if err := (middleware.TLSCheck{Address: addr, RootCAs: pool}).Check(checkCtx(t)); err != nil {
+		t.Fatalf("check with the loaded pool: %v", err)
+	}
+
+	bad := filepath.Join(dir, "bad.pem")
+	if err := os.WriteFile(bad, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := middleware.LoadCertPool(bad); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("LoadCertPool(%q) err = %v, want an error naming the file", bad, err)
+	}
+
+	missing := filepath.Join(dir, "missing.pem")
+	if _, err := middleware.LoadCertPool(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("LoadCertPool(%q) err = %v, want a not-exist error naming the file", missing, err)
+	}
+}
+
+func TestHTTPCheck(t *testing.T) {
+	var targetHits atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/target", http.StatusFound)
+	})
+	mux.HandleFunc("/target", func(w http.ResponseWriter, r *http.Request) { targetHits.Add(1) })
+	mux.HandleFunc("/fail", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write(make([]byte, 1<<20))
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(checkSafety):
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	t.Run("200", func(t *testing.T) {
+		if err := (middleware.HTTPCheck{URL: srv.URL + "/ok"}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("302 passes unfollowed", func(t *testing.T) {
+		if err := (middleware.HTTPCheck{URL: srv.URL + "/redirect"}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if n := targetHits.Load(); n != 0 {
+			t.Errorf("redirect target hit %d times, want 0", n)
+		}
+	})
+	t.Run("500 fails", func(t *testing.T) {
+		url := srv.URL + "/fail"
+		err := middleware.HTTPCheck{URL: url}.Check(checkCtx(t))
+		if want := "http " + url + ": status: 500 Internal Server Error"; err == nil || err.Error() != want {
+			t.Fatalf("err = %v, want %q", err, want)
+		}
+	})
+	t.Run("large body", func(t *testing.T) {
+		if err := (middleware.HTTPCheck{URL: srv.URL + "/big"}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		err := middleware.HTTPCheck{URL: srv.URL + "/hang"}.Check(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+		}
+	})
+	t.Run("password redacted", func(t *testing.T) {
+		url := "http://user:secret@" + srv.Listener.Addr().String() + "/fail"
+		err := middleware.HTTPCheck{URL: url}.Check(checkCtx(t))
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Fatalf("err = %v, want a failure without the password", err)
+		}
+	})
+	t.Run("dialer", func(t *testing.T) {
+		d, dials := redirectDialer(srv.Listener.Addr().String())
+		if err := (middleware.HTTPCheck{URL: "http://tunnel.test/ok", Dialer: d}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if dials.Load() != 1 {
+			t.Errorf("dials = %d, want 1", dials.Load())
+		}
+	})
+	t.Run("https", func(t *testing.T) {
+		bundle := newTestCert(t, "127.0.0.1")
+		tlsSrv := httptest.NewUnstartedServer(mux)
+		tlsSrv.TLS = bundle.ServerConfig()
+		tlsSrv.StartTLS()
+		t.Cleanup(tlsSrv.Close)
+		if err := (middleware.HTTPCheck{URL: tlsSrv.URL + "/ok", RootCAs: bundle.Pool}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// serveDNS answers A queries for name (rooted, e.g. "healthy.test.") with ip
+// on 127.0.0.1 over UDP, other types for name with no records, and every
+// other name with NXDOMAIN. It returns the address.
+func serveDNS(t *testing.T, name string, ip [4]byte) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if resp, err := dnsAnswer(buf[:n], name, ip); err == nil {
+				_, _ = pc.WriteTo(resp, from)
+			}
+		}
+	}()
+	t.Cleanup(func() { pc.Close(); <-done })
+	return pc.LocalAddr().String()
+}
+
+func dnsAnswer(query []byte, name string, ip [4]byte) ([]byte, error) {
+	var p dnsmessage.Parser
+	h, err := p.Start(query)
+	if err != nil {
+		return nil, err
+	}
+	q, err := p.Question()
+	if err != nil {
+		return nil, err
+	}
+	known := strings.EqualFold(q.Name.String(), name)
+	rh := dnsmessage.Header{
+		ID:                 h.ID,
+		Response:           true,
+		Authoritative:      true,
+		RecursionDesired:   h.RecursionDesired,
+		RecursionAvailable: true,
+	}
+	if !known {
+		rh.RCode = dnsmessage.RCodeNameError
+	}
+	b := dnsmessage.NewBuilder(nil, rh)
+	if err := b.StartQuestions(); err != nil {
+		return nil, err
+	}
+	if err := b.Question(q); err != nil {
+		return nil, err
+	}
+	if known && q.Type == dnsmessage.TypeA {
+		if err := b.StartAnswers(); err != nil {
+			return nil, err
+		}
+		rr := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}
+		if err := b.AResource(rr, dnsmessage.AResource{A: ip}); err != nil {
+			return nil, err
+		}
+	}
+	return b.Finish()
+}
+
+func TestDNSCheck(t *testing.T) {
+	server := serveDNS(t, "healthy.test.", [4]byte{192, 0, 2, 1})
+
+	t.Run("pass", func(t *testing.T) {
+		if err := (middleware.DNSCheck{Host: "healthy.test.", Server: server}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("NXDOMAIN", func(t *testing.T) {
+		err := middleware.DNSCheck{Host: "missing.test.", Server: server}.Check(checkCtx(t))
+		var dnsErr *net.DNSError
+		if !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
+			t.Fatalf("err = %v, want a not-found DNS error", err)
+		}
+		if want := "dns missing.test.: lookup via " + server + ": no such host"; err.Error() != want {
+			t.Errorf("err = %q, want %q", err, want)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer silent.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		err = middleware.DNSCheck{Host: "healthy.test.", Server: silent.LocalAddr().String()}.Check(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+		}
+	})
+	t.Run("port 53 by default, through the dialer", func(t *testing.T) {
+		var (
+			mu    sync.Mutex
+			asked []string
+		)
+		d, dials := redirectDialer(server)
+		dialer := middleware.DialerFunc(func(ctx context.Context, network, address string) (net.Conn, error) {
+			mu.Lock()
+			asked = append(asked, address)
+			mu.Unlock()
+			return d(ctx, network, address)
+		})
+		if err := (middleware.DNSCheck{Host: "healthy.test.", Server: "127.0.0.1", Dialer: dialer}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if dials.Load() == 0 {
+			t.Fatal("the dialer was not used")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range asked {
+			if a != "127.0.0.1:53" {
+				t.Errorf("dialed %q, want 127.0.0.1:53", a)
+			}
+		}
+	})
+	t.Run("system servers through the dialer", func(t *testing.T) {
+		d, dials := redirectDialer(server)
+		if err := (middleware.DNSCheck{Host: "healthy.test.", Dialer: d}).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if dials.Load() == 0 {
+			t.Fatal("the dialer was not used")
+		}
+	})
+}
+
+// failingCheck returns a check that fails at once with err.
+func failingCheck(err error) middleware.Checker {
+	return middleware.CheckerFunc(func(context.Context) error { return err })
+}
+
+var passingCheck = middleware.CheckerFunc(func(context.Context) error { return nil })
+
+var panickingCheck = middleware.CheckerFunc(func(context.Context) error { panic("boom") })
+
+// blockingCheck returns a check that waits for its ctx to end, then counts that in
+// ended before returning ctx's error. Reading ended after a combination
+// returned tells whether the combination cancelled the check and waited for
+// it.
+func blockingCheck(ended *atomic.Int32) middleware.Checker {
+	return middleware.CheckerFunc(func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			ended.Add(1)
+			return ctx.Err()
+		case <-time.After(checkSafety):
+			return errors.New("never cancelled")
+		}
+	})
+}
+
+func TestAnyOf(t *testing.T) {
+	errA, errB := errors.New("a down"), errors.New("b down")
+
+	t.Run("one pass cancels and joins the rest", func(t *testing.T) {
+		var ended atomic.Int32
+		check := middleware.AnyOf(blockingCheck(&ended), passingCheck, blockingCheck(&ended))
+		if err := check.Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if n := ended.Load(); n != 2 {
+			t.Errorf("%d of 2 slow checks cancelled and finished before AnyOf returned", n)
+		}
+	})
+	t.Run("all fail", func(t *testing.T) {
+		err := middleware.AnyOf(failingCheck(errA), failingCheck(errB)).Check(checkCtx(t))
+		if !errors.Is(err, errA) || !errors.Is(err, errB) {
+			t.Fatalf("err = %v, want both failures", err)
+		}
+		if err.Error() != "a down\nb down" {
+			t.Errorf("err = %q, want the failures in order", err)
+		}
+	})
+	t.Run("panic is a failure", func(t *testing.T) {
+		if err := middleware.AnyOf(panickingCheck, passingCheck).Check(checkCtx(t)); err != nil {
+			t.Fatalf("with a passingCheck check: %v", err)
+		}
+		err := middleware.AnyOf(panickingCheck, failingCheck(errA)).Check(checkCtx(t))
+		if !errors.Is(err, middleware.ErrCheckPanicked) || !errors.Is(err, errA) {
+			t.Fatalf("err = %v, want the panic and errA", err)
+		}
+	})
+	t.Run("caller cancelled", func(t *testing.T) {
+		var ended atomic.Int32
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		err := middleware.AnyOf(blockingCheck(&ended), blockingCheck(&ended)).Check(ctx)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	})
+	t.Run("no checks", func(t *testing.T) {
+		if err := middleware.AnyOf().Check(checkCtx(t)); !errors.Is(err, middleware.ErrNoChecks) {
+			t.Fatalf("err = %v, want ErrNoChecks", err)
+		}
+	})
+	t.Run("later changes to the slice are ignored", func(t *testing.T) {
+		checks := []middleware.Checker{passingCheck}
+		check := middleware.AnyOf(checks...)
+		checks[0] = failingCheck(errA)
+		if err := check.Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestAllOf(t *testing.T) {
+	errA, errB := errors.New("a down"), errors.New("b down")
+
+	t.Run("all pass", func(t *testing.T) {
+		if err := middleware.AllOf(passingCheck, passingCheck).Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("first failure cancels and joins the rest", func(t *testing.T) {
+		var ended atomic.Int32
+		err := middleware.AllOf(blockingCheck(&ended), failingCheck(errA), blockingCheck(&ended)).Check(checkCtx(t))
+		if !errors.Is(err, errA) {
+			t.Fatalf("err = %v, want errA", err)
+		}
+		if errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want the cancellations it caused left out", err)
+		}
+		if n := ended.Load(); n != 2 {
+			t.Errorf("%d of 2 slow checks cancelled and finished before AllOf returned", n)
+		}
+	})
+	t.Run("several failures", func(t *testing.T) {
+		err := middleware.AllOf(failingCheck(errA), failingCheck(errB)).Check(checkCtx(t))
+		if !errors.Is(err, errA) || !errors.Is(err, errB) {
+			t.Fatalf("err = %v, want both failures", err)
+		}
+	})
+	t.Run("panic is a failure", func(t *testing.T) {
+		var ended atomic.Int32
+		err := middleware.AllOf(panickingCheck, blockingCheck(&ended)).Check(checkCtx(t))
+		if !errors.Is(err, middleware.ErrCheckPanicked) {
+			t.Fatalf("err = %v, want ErrCheckPanicked", err)
+		}
+		if n := ended.Load(); n != 1 {
+			t.Errorf("the slow check was not cancelled and joined (ended = %d)", n)
+		}
+	})
+	t.Run("caller deadline kept", func(t *testing.T) {
+		var ended atomic.Int32
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+		defer cancel()
+		err := middleware.AllOf(blockingCheck(&ended), blockingCheck(&ended)).Check(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+		}
+	})
+	t.Run("a check's own cancellation error still fails", func(t *testing.T) {
+		if err := middleware.AllOf(failingCheck(context.Canceled), passingCheck).Check(checkCtx(t)); err == nil {
+			t.Fatal("AllOf passed although a check failed")
+		}
+	})
+	t.Run("no checks", func(t *testing.T) {
+		if err := middleware.AllOf().Check(checkCtx(t)); !errors.Is(err, middleware.ErrNoChecks) {
+			t.Fatalf("err = %v, want ErrNoChecks", err)
+		}
+	})
+}

@@ -1,0 +1,134 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"os"
+	"time"
+)
+
+// TCPCheck passes when a TCP connection to Address opens. A completed
+// handshake needs the SYN-ACK to come back, so it proves that packets cross
+// the tunnel both ways, at the cost of one round trip and no payload. A
+// transparent proxy or a middlebox in the path may complete the handshake
+// itself, though; [TLSCheck] rules that out.
+//
+// The zero Dialer dials the host network; set it to dial inside the tunnel.
+// A TCPCheck holds no state and is safe for concurrent use.
+type TCPCheck struct {
+	// Address is "host" or "host:port"; port 443 is assumed when missing,
+	// as in the reference check, because it is the port a VPN provider is
+	// least likely to block.
+	Address string
+	// Dialer opens the connection; nil means a plain net.Dialer.
+	Dialer Dialer
+}
+
+var _ Checker = TCPCheck{}
+
+// Check dials Address and closes the connection at once.
+func (c TCPCheck) Check(ctx context.Context) error {
+	addr := WithDefaultPort(c.Address, "443")
+	conn, err := dialLive(ctx, c.Dialer, "tcp", addr)
+	if err != nil {
+		return newStepError(ctx, "tcp", addr, "dial", err)
+	}
+	conn.Close()
+	return nil
+}
+
+// dialLive dials through d (nil: a plain net.Dialer) and returns the
+// connection only while ctx is still live. A Dialer that ignores ctx, or one
+// that wins the race against a cancellation, may hand back a connection
+// after ctx ended; it is closed here at once so that nothing outlives the
+// check that asked for it.
+func dialLive(ctx context.Context, d Dialer, network, addr string) (net.Conn, error) {
+	conn, err := dialerOrDefault(d).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if conn == nil {
+		return nil, errors.New("dialer returned neither a connection nor an error")
+	}
+	if err := doneErr(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// stepError is the error of a built-in check: "kind target: step: cause",
+// e.g. "tcp 127.0.0.1:1: dial: connection refused". The message drops the
+// "dial tcp a->b:" prefixes of the net package, which repeat the target, but
+// Unwrap still returns the full cause for errors.Is and errors.As.
+type stepError struct {
+	kind, target, step string
+	err                error
+	// ctxErr is ctx's error when ctx had ended by the time the step failed
+	// but err does not say so. A deadline set on the connection from ctx's
+	// deadline, or a connection closed because ctx was cancelled, surface as
+	// "i/o timeout" or "use of closed network connection"; keeping ctxErr in
+	// the chain lets callers test errors.Is(err, context.DeadlineExceeded)
+	// to tell a slow tunnel from a broken one.
+	ctxErr error
+}
+
+// newStepError returns the error for a failed step of a check run with ctx.
+func newStepError(ctx context.Context, kind, target, step string, err error) error {
+	e := &stepError{kind: kind, target: target, step: step, err: err}
+	ctxErr := doneErr(ctx)
+	if dl, ok := ctx.Deadline(); ok && ctxErr == nil && !time.Now().Before(dl) {
+		// A connection deadline set from ctx's deadline can fire a
+		// moment before ctx's own timer does.
+		ctxErr = context.DeadlineExceeded
+	}
+	if ctxErr != nil && !errors.Is(err, ctxErr) {
+		e.ctxErr = ctxErr
+	}
+	return e
+}
+
+func (e *stepError) Error() string {
+	msg := e.kind + " " + e.target + ": " + e.step + ": " + briefCause(e.err)
+	if e.ctxErr != nil {
+		msg += " (" + e.ctxErr.Error() + ")"
+	}
+	return msg
+}
+
+func (e *stepError) Unwrap() []error {
+	if e.ctxErr == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.ctxErr}
+}
+
+// briefCause returns the text of err without the wrappers that only repeat
+// the operation and the address, which stepError already names.
+func briefCause(err error) string {
+	for {
+		switch e := err.(type) {
+		case nil:
+			return "<nil>"
+		case *url.Error:
+			err = e.Err
+		case *net.OpError:
+			if e.Err == nil || e.Net == "" {
+				// No network and address to drop, only an operation
+				// worth keeping, such as crypto/tls's "remote error".
+				return e.Error()
+			}
+			err = e.Err
+		case *os.SyscallError:
+			err = e.Err
+		case *net.DNSError:
+			// Server would be the resolv.conf address even when DNSCheck
+			// sent the query elsewhere, so leave it out.
+			return e.Err
+		default:
+			return err.Error()
+		}
+	}
+}
