@@ -1,0 +1,205 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// Mode decides who drives the checks.
+type Mode int
+
+const (
+	// ModeLoop: the health loop drives the checks and heals; /check/ still
+	// runs checks on demand. The safe choice for plain Docker.
+	ModeLoop Mode = iota
+	// ModeProbe: no loop and no auto-heal; the state comes from /check/
+	// calls made by an orchestrator's probe.
+	ModeProbe
+	// ModeAuto: the loop stands down while /check/ is called at least once
+	// per period and takes over again, heal included, after two periods
+	// without a call.
+	ModeAuto
+)
+
+var modeNames = [...]string{ModeLoop: "loop", ModeProbe: "probe", ModeAuto: "auto"}
+
+// String returns "loop", "probe" or "auto".
+func (m Mode) String() string {
+	if m < 0 || int(m) >= len(modeNames) {
+		return fmt.Sprintf("Mode(%d)", int(m))
+	}
+	return modeNames[m]
+}
+
+// ParseMode parses "loop", "probe" or "auto".
+func ParseMode(s string) (Mode, error) {
+	for m, name := range modeNames {
+		if s == name {
+			return Mode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mode %q: want loop, probe or auto", s)
+}
+
+// A HealFunc repairs the tunnel, typically by restarting the VPN. An error is
+// reported to the observer and the loop goes on.
+type HealFunc func(ctx context.Context) error
+
+// HealBackoff spaces heals while the state stays unhealthy: the first heal
+// comes once the state has been unhealthy for Initial, and each further one
+// Step later than the gap before it (Initial, Initial+Step, Initial+2*Step,
+// ...). A passing check resets it.
+type HealBackoff struct {
+	Initial time.Duration
+	Step    time.Duration
+}
+
+// Presets that reproduce the reference health loop (see the README).
+var (
+	// ReferenceTimeouts is the reference ladder: 2 s for the first try,
+	// 2 s more after each consecutive failure, 10 s at most.
+	ReferenceTimeouts = []time.Duration{2 * time.Second, 4 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second}
+	// ReferenceHealBackoff heals after 6 s unhealthy, then 11 s, 16 s, ...
+	ReferenceHealBackoff = HealBackoff{Initial: 6 * time.Second, Step: 5 * time.Second}
+)
+
+// Defaults used for zero fields of [Config].
+const (
+	DefaultPeriod          = 5 * time.Second
+	DefaultTimeout         = 10 * time.Second
+	DefaultRetryWait       = time.Second
+	DefaultMaxWait         = 60 * time.Second
+	DefaultMaxCheckTimeout = 60 * time.Second
+)
+
+// Config configures a [Monitor]. The zero value is useful: loop mode, a fixed
+// 10 s timeout, a 5 s period, unhealthy after one failure, no heal.
+type Config struct {
+	// Mode decides who drives the checks; the zero value is ModeLoop.
+	Mode Mode
+
+	// Period is the loop's wait after a passing check, and in ModeAuto the
+	// rhythm /check/ calls must keep for the loop to stand down.
+	// Zero means DefaultPeriod.
+	Period time.Duration
+
+	// Timeouts bounds each check the loop runs. One entry is a fixed
+	// timeout; several are a ladder: the n-th consecutive failure is
+	// followed by a try with Timeouts[n] (the last entry repeats), and a
+	// pass or a heal goes back to Timeouts[0]. Empty means DefaultTimeout.
+	Timeouts []time.Duration
+
+	// RetryWait is the least time between the starts of two loop checks
+	// after a failure, so a check that fails at once does not spin. The
+	// reference retries at once; its checks take seconds, so this only
+	// matters for instant failures. Zero means DefaultRetryWait.
+	RetryWait time.Duration
+
+	// FailureThreshold is how many consecutive failures turn the state
+	// unhealthy. Zero means 1, as in the reference.
+	FailureThreshold int
+
+	// Heal, when set, is called by the loop while the state is unhealthy,
+	// spaced by HealBackoff. Never called in ModeProbe, nor in ModeAuto
+	// while probes drive the checks.
+	Heal HealFunc
+
+	// HealBackoff spaces heals. The zero value means ReferenceHealBackoff.
+	HealBackoff HealBackoff
+
+	// MaxWait caps the status endpoint's ?wait=. Zero means DefaultMaxWait.
+	MaxWait time.Duration
+
+	// MaxCheckTimeout caps how long one /check/ execution may run, whatever
+	// its callers ask with ?timeout=. Zero means DefaultMaxCheckTimeout.
+	MaxCheckTimeout time.Duration
+
+	// MinCheckInterval, when positive, makes /check/ serve the last result
+	// again while it is younger than this instead of running the check, so
+	// a flood of probes cannot hammer the target.
+	MinCheckInterval time.Duration
+
+	// HideErrors keeps error text out of HTTP responses; observers still
+	// get it.
+	HideErrors bool
+
+	// Observer is told about checks, state changes and heals. Nil means
+	// none.
+	Observer Observer
+
+	// Clock is the time source; nil means the real clock. Tests pass a
+	// clockwork.FakeClock.
+	Clock clockwork.Clock
+}
+
+// Reference returns a Config that reproduces the reference health loop:
+// the 2-10 s ladder, a 5 s period, unhealthy after one failure and heal
+// after 6 s, then 11 s, 16 s... Set Heal to make it heal.
+func Reference() Config {
+	return Config{
+		Period:           5 * time.Second,
+		Timeouts:         append([]time.Duration(nil), ReferenceTimeouts...),
+		FailureThreshold: 1,
+		HealBackoff:      ReferenceHealBackoff,
+	}
+}
+
+// withDefaults returns c with zero fields replaced by their defaults, or an
+// error naming the first field that is out of range.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if c.Mode < ModeLoop || c.Mode > ModeAuto {
+		errs = append(errs, fmt.Errorf("Mode: %v is not a mode", c.Mode))
+	}
+	positive := func(name string, d *time.Duration, def time.Duration) {
+		switch {
+		case *d < 0:
+			errs = append(errs, fmt.Errorf("%s: %v is negative", name, *d))
+		case *d == 0:
+			*d = def
+		}
+	}
+	positive("Period", &c.Period, DefaultPeriod)
+	positive("RetryWait", &c.RetryWait, DefaultRetryWait)
+	positive("MaxWait", &c.MaxWait, DefaultMaxWait)
+	positive("MaxCheckTimeout", &c.MaxCheckTimeout, DefaultMaxCheckTimeout)
+	if c.MinCheckInterval < 0 {
+		errs = append(errs, fmt.Errorf("MinCheckInterval: %v is negative", c.MinCheckInterval))
+	}
+	if len(c.Timeouts) == 0 {
+		c.Timeouts = []time.Duration{DefaultTimeout}
+	}
+	for i, d := range c.Timeouts {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("Timeouts[%d]: %v is not positive", i, d))
+		}
+	}
+	switch {
+	case c.FailureThreshold < 0:
+		errs = append(errs, fmt.Errorf("FailureThreshold: %d is negative", c.FailureThreshold))
+	case c.FailureThreshold == 0:
+		c.FailureThreshold = 1
+	}
+	if c.HealBackoff == (HealBackoff{}) {
+		c.HealBackoff = ReferenceHealBackoff
+	}
+	if c.HealBackoff.Initial < 0 || c.HealBackoff.Step < 0 {
+		errs = append(errs, fmt.Errorf("HealBackoff: %+v has a negative field", c.HealBackoff))
+	}
+	if c.Observer == nil {
+		c.Observer = ObserverFuncs{}
+	}
+	if c.Clock == nil {
+		c.Clock = clockwork.NewRealClock()
+	}
+	return c, errors.Join(errs...)
+}
+
+// timeoutFor returns the loop's timeout after failures consecutive failures.
+func (c *Config) timeoutFor(failures int) time.Duration {
+	return c.Timeouts[min(failures, len(c.Timeouts)-1)]
+}

@@ -1,0 +1,134 @@
+package middleware_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// get answers a GET to path from h, as "code body".
+func exampleGet(h http.Handler, path string) string {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	return fmt.Sprintf("%d %s", w.Code, strings.TrimSpace(w.Body.String()))
+}
+
+// A sidecar for plain Docker: the loop checks the VPN and restarts it when it
+// stays down, reproducing the reference health loop.
+func ExampleNew() {
+	check := middleware.TLSCheck{Address: "cloudflare.com"} // port 443 added
+	cfg := middleware.Reference()
+	cfg.Heal = func(ctx context.Context) error {
+		return nil // restart the VPN here
+	}
+	m, err := middleware.New(check, cfg)
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stop() // a real program runs until a signal: go m.Run(ctx)
+	fmt.Println(m.Run(ctx), m.Mode(), m.Snapshot().Status)
+	// Output: <nil> loop unknown
+}
+
+// For Kubernetes: the liveness probe drives the checks through /check/, with
+// a server-side timeout a little under the probe's timeoutSeconds so that a
+// slow check is recorded as a failure rather than abandoned.
+func ExampleMonitor_Handler() {
+	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }),
+		middleware.Config{Mode: middleware.ModeProbe})
+	h := m.Handler()
+	fmt.Println(exampleGet(h, "/"))
+	fmt.Println(exampleGet(h, "/check/?timeout=9s"))
+	fmt.Println(exampleGet(h, "/"))
+	// Output:
+	// 503 unknown: no check has run yet; in probe mode checks run only when /check/ is called
+	// 200 pass
+	// 200 healthy
+}
+
+// Wrap an existing router: the health paths are served, everything else goes
+// to the router untouched.
+func ExampleMonitor_Middleware() {
+	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }), middleware.Config{})
+	api := http.NewServeMux()
+	api.HandleFunc("/api/items", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "items") })
+	h := m.Middleware("/health")(api)
+	fmt.Println(exampleGet(h, "/health/check"))
+	fmt.Println(exampleGet(h, "/api/items"))
+	// Output:
+	// 200 pass
+	// 200 items
+}
+
+func ExampleMount() {
+	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }), middleware.Config{})
+	mux := http.NewServeMux()
+	middleware.Mount(mux, "/health", m)
+	fmt.Println(exampleGet(mux, "/health/check/"))
+	fmt.Println(exampleGet(mux, "/health"))
+	// Output:
+	// 200 pass
+	// 200 healthy
+}
+
+// Probe is the on-demand check without HTTP.
+func ExampleMonitor_Probe() {
+	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error {
+		return fmt.Errorf("tls cloudflare.com:443: handshake: i/o timeout")
+	}), middleware.Config{Mode: middleware.ModeProbe})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := m.Probe(ctx)
+	fmt.Println(r.Passed(), r.Err, m.Snapshot().Status)
+	// Output: false tls cloudflare.com:443: handshake: i/o timeout unhealthy
+}
+
+// Status ?wait= answers as soon as the state is healthy, here at once.
+func ExampleMonitor_StatusHandler() {
+	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }), middleware.Config{})
+	m.Probe(context.Background())
+	fmt.Println(exampleGet(m.StatusHandler(), "/?wait=10s"))
+	// Output: 200 healthy
+}
+
+func ExampleMonitor_CheckHandler() {
+	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { panic("bug in a custom check") }), middleware.Config{})
+	fmt.Println(exampleGet(m.CheckHandler(), "/?timeout=5s"))
+	// Output: 503 fail: check panicked: bug in a custom check
+}
+
+func ExamplePaths() {
+	fmt.Println(middleware.Paths("/health"))
+	// Output: [/health /health/ /health/check /health/check/]
+}
+
+func ExampleParseMode() {
+	mode, err := middleware.ParseMode("auto")
+	fmt.Println(mode, err)
+	// Output: auto <nil>
+}
+
+func ExampleNewSlogObserver() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "duration" {
+				return slog.Attr{} // keep the output stable
+			}
+			return a
+		},
+	}))
+	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return fmt.Errorf("refused") }),
+		middleware.Config{Mode: middleware.ModeProbe, Observer: middleware.NewSlogObserver(logger)})
+	m.Probe(context.Background())
+	// Output:
+	// level=WARN msg="check failed" source=probe err=refused
+	// level=WARN msg="health state changed" from=unknown to=unhealthy mode=probe consecutive_failures=1 err=refused
+}

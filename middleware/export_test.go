@@ -1,0 +1,11 @@
+package middleware
+
+import "time"
+
+// Test seams, visible to package middleware_test only.
+
+// SetSleepHook makes the loop call f each time it has set its timer.
+func SetSleepHook(m *Monitor, f func(until time.Time)) { m.sleeping = f }
+
+// SetJoinHook makes Probe call f each time a caller has joined a check.
+func SetJoinHook(m *Monitor, f func()) { m.flights.joined = f }

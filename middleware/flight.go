@@ -1,0 +1,131 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// flightGroup shares one /check/ execution among concurrent callers.
+// x/sync/singleflight shares work too, but it cannot cancel the work once
+// every caller has left, and that is the point here: a probe that gives up
+// must not leave a dial or handshake running behind it.
+type flightGroup struct {
+	mu      sync.Mutex
+	current *flight
+	// joined, when set (tests), is called after a caller joined a flight.
+	joined func()
+}
+
+type flight struct {
+	done   chan struct{} // closed once result is set
+	result Result
+	cancel context.CancelFunc
+
+	// Guarded by flightGroup.mu.
+	waiters    int
+	stopReason error // why the last caller left; set before cancel
+}
+
+// shareCheck joins the running /check/ execution, or starts one, and waits
+// for its result or for ctx to end.
+func (m *Monitor) shareCheck(ctx context.Context) Result {
+	joinedAt := m.cfg.Clock.Now()
+	f := m.join()
+	select {
+	case <-f.done:
+		m.leave(f, nil)
+		return f.result
+	case <-ctx.Done():
+	}
+	if m.leave(f, ctx.Err()) {
+		// This caller was the last: it cancelled the check and waits for it
+		// to return, so that nothing the check started outlives its callers.
+		<-f.done
+		return f.result
+	}
+	return Result{
+		Source:   SourceProbe,
+		Start:    joinedAt,
+		Duration: m.cfg.Clock.Since(joinedAt),
+		Err:      fmt.Errorf("gave up waiting for the check: %w", ctx.Err()),
+	}
+}
+
+func (m *Monitor) join() *flight {
+	g := &m.flights
+	g.mu.Lock()
+	f := g.current
+	if f == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		f = &flight{done: make(chan struct{}), cancel: cancel}
+		g.current = f
+		// Owned by the flight's callers: the last one to leave cancels it
+		// and waits on done.
+		go m.fly(ctx, f)
+	}
+	f.waiters++
+	g.mu.Unlock()
+	if g.joined != nil {
+		g.joined()
+	}
+	return f
+}
+
+// leave drops one caller of f; reason is nil when the caller has the result,
+// else why it left. It reports whether the caller must wait for f's result:
+// the check has ended already, or this caller was the last and cancelled it.
+func (m *Monitor) leave(f *flight, reason error) (waitResult bool) {
+	g := &m.flights
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f.waiters--
+	if reason == nil {
+		return false
+	}
+	select {
+	case <-f.done:
+		return true
+	default:
+	}
+	if f.waiters > 0 {
+		return false
+	}
+	if g.current == f {
+		// The next caller starts afresh rather than joining a cancelled check.
+		g.current = nil
+	}
+	if errors.Is(reason, context.DeadlineExceeded) {
+		f.stopReason = errors.New("timed out at the caller's deadline")
+	} else {
+		f.stopReason = errAbandoned
+	}
+	f.cancel()
+	return true
+}
+
+// fly runs one shared check; ctx ends when its last caller leaves.
+func (m *Monitor) fly(ctx context.Context, f *flight) {
+	defer f.cancel()
+	limit := m.cfg.MaxCheckTimeout
+	ctx, cancel := clockwork.WithTimeout(ctx, m.cfg.Clock, limit)
+	defer cancel()
+	r := m.execute(ctx, SourceProbe, limit, func() error {
+		m.flights.mu.Lock()
+		defer m.flights.mu.Unlock()
+		if f.stopReason != nil {
+			return f.stopReason
+		}
+		return fmt.Errorf("timed out after %v, the most a check may take", limit)
+	})
+	m.flights.mu.Lock()
+	if m.flights.current == f {
+		m.flights.current = nil
+	}
+	m.flights.mu.Unlock()
+	f.result = r
+	close(f.done)
+}

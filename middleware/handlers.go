@@ -1,0 +1,183 @@
+package middleware
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// StatusHandler returns the status endpoint: 200 when the state is healthy,
+// 503 when it is unhealthy or unknown, with a short text naming the reason
+// (JSON on request). ?wait=DURATION long-polls until the state is healthy or
+// the wait (capped by MaxWait) is over, then answers with the state.
+func (m *Monitor) StatusHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !allowRead(w, r) {
+			return
+		}
+		q, err := parseQuery(r)
+		var asJSON bool
+		var wait time.Duration
+		if err == nil {
+			asJSON, err = wantsJSON(r, q)
+		}
+		if err == nil {
+			wait, err = durationParam(q, "wait")
+		}
+		if err != nil {
+			badRequest(w, err)
+			return
+		}
+		s := m.Snapshot()
+		if wait > 0 && s.Status != StatusHealthy {
+			ctx, cancel := clockwork.WithTimeout(r.Context(), m.cfg.Clock, min(wait, m.cfg.MaxWait))
+			s = m.WaitHealthy(ctx)
+			cancel()
+		}
+		m.statusReply(s).write(w, asJSON, m.cfg.HideErrors)
+	})
+}
+
+func (m *Monitor) statusReply(s Snapshot) reply {
+	rep := reply{code: http.StatusServiceUnavailable, verdict: "fail", result: s.Last, snap: s}
+	switch s.Status {
+	case StatusHealthy:
+		rep.code, rep.verdict, rep.text = http.StatusOK, "pass", "healthy"
+		if s.ConsecutiveFailures > 0 {
+			// Still healthy, but failing below the threshold.
+			rep.verdict = "warn"
+			rep.text = fmt.Sprintf("healthy, but the last %d check(s) failed: %s",
+				s.ConsecutiveFailures, errorText(s.Last.Err, m.cfg.HideErrors))
+		}
+	case StatusUnhealthy:
+		rep.text = fmt.Sprintf("unhealthy after %d failed check(s): %s",
+			s.ConsecutiveFailures, errorText(s.Last.Err, m.cfg.HideErrors))
+	default:
+		switch {
+		case s.Last != nil:
+			rep.text = fmt.Sprintf("unknown: %d check(s) failed, %d needed to call it unhealthy: %s",
+				s.ConsecutiveFailures, m.cfg.FailureThreshold, errorText(s.Last.Err, m.cfg.HideErrors))
+		case m.cfg.Mode == ModeProbe:
+			rep.text = "unknown: no check has run yet; in probe mode checks run only when /check/ is called"
+		default:
+			rep.text = "unknown: no check has run yet"
+		}
+	}
+	return rep
+}
+
+// CheckHandler returns the on-demand check endpoint: it runs the check with
+// the request's context (see [Monitor.Probe]) and answers 200 when it passes,
+// 503 when it fails. ?timeout=DURATION adds a server-side deadline, capped by
+// MaxCheckTimeout.
+func (m *Monitor) CheckHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !allowRead(w, r) {
+			return
+		}
+		q, err := parseQuery(r)
+		var asJSON bool
+		var timeout time.Duration
+		if err == nil {
+			asJSON, err = wantsJSON(r, q)
+		}
+		if err == nil {
+			timeout, err = durationParam(q, "timeout")
+		}
+		if err != nil {
+			badRequest(w, err)
+			return
+		}
+		ctx := r.Context()
+		if timeout > 0 {
+			var cancel func()
+			ctx, cancel = clockwork.WithTimeout(ctx, m.cfg.Clock, min(timeout, m.cfg.MaxCheckTimeout))
+			defer cancel()
+		}
+		// Answer even when the request's context ended: the client may be
+		// gone, but when the server cancelled it (shutdown) the client is
+		// still there and must not read an empty 200 as a pass.
+		res := m.Probe(ctx)
+		m.checkReply(res).write(w, asJSON, m.cfg.HideErrors)
+	})
+}
+
+func (m *Monitor) checkReply(res Result) reply {
+	rep := reply{code: http.StatusOK, verdict: "pass", text: "pass", result: &res, snap: m.Snapshot()}
+	if res.Err != nil {
+		rep.code, rep.verdict = http.StatusServiceUnavailable, "fail"
+		rep.text = "fail: " + errorText(res.Err, m.cfg.HideErrors)
+	}
+	return rep
+}
+
+// Handler returns both endpoints in one handler: the check on any path that
+// ends in /check or /check/, the status on every other path. It needs no
+// prefix stripping, so it mounts under any prefix of any router
+// (ServeMux, gorilla/mux, chi's Mount).
+func (m *Monitor) Handler() http.Handler {
+	status, check := m.StatusHandler(), m.CheckHandler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isCheckPath(r.URL.Path) {
+			check.ServeHTTP(w, r)
+			return
+		}
+		status.ServeHTTP(w, r)
+	})
+}
+
+func isCheckPath(p string) bool {
+	return strings.HasSuffix(p, "/check") || strings.HasSuffix(p, "/check/")
+}
+
+// Middleware returns a middleware that serves the health endpoints under
+// prefix (see [Paths]) and passes every other request to the wrapped handler
+// untouched.
+func (m *Monitor) Middleware(prefix string) func(http.Handler) http.Handler {
+	p := Paths(prefix)
+	status, check := m.StatusHandler(), m.CheckHandler()
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case p[0], p[1]:
+				status.ServeHTTP(w, r)
+			case p[2], p[3]:
+				check.ServeHTTP(w, r)
+			default:
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// Paths returns the exact paths the health endpoints answer on under prefix:
+// the status at prefix and prefix/, the check at prefix/check and
+// prefix/check/. "health", "/health" and "/health/" are the same prefix; ""
+// or "/" puts the status at the root (both status paths are then "/").
+func Paths(prefix string) [4]string {
+	base := strings.TrimRight(prefix, "/")
+	if base != "" && !strings.HasPrefix(base, "/") {
+		base = "/" + base
+	}
+	status := base
+	if status == "" {
+		status = "/"
+	}
+	return [4]string{status, base + "/", base + "/check", base + "/check/"}
+}
+
+// Mount registers the health endpoints on mux under prefix: the status at
+// prefix and prefix/, the check at prefix/check and prefix/check/, with no
+// redirects. Other paths below prefix/ get the status, as the reference
+// server answered on every path.
+func Mount(mux *http.ServeMux, prefix string, m *Monitor) {
+	p := Paths(prefix)
+	h := m.Handler()
+	mux.Handle(p[1], h)
+	if p[0] != p[1] {
+		mux.Handle(p[0], h)
+	}
+}

@@ -1,0 +1,436 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// server serves m.Handler() on a real HTTP server on loopback.
+func server(t *testing.T, checker middleware.Checker, cfg middleware.Config) (*middleware.Monitor, *httptest.Server) {
+	t.Helper()
+	m, err := middleware.New(checker, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	return m, srv
+}
+
+type response struct {
+	code   int
+	header http.Header
+	body   string
+}
+
+func get(t *testing.T, url string, header ...string) response {
+	t.Helper()
+	return do(t, http.MethodGet, url, header...)
+}
+
+func do(t *testing.T, method, url string, header ...string) response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return errors.New("redirected")
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{resp.StatusCode, resp.Header, string(body)}
+}
+
+func passing() middleware.Checker {
+	return middleware.CheckerFunc(func(context.Context) error { return nil })
+}
+
+func failing(err error) middleware.Checker {
+	return middleware.CheckerFunc(func(context.Context) error { return err })
+}
+
+func TestStatusBeforeAnyResult(t *testing.T) {
+	for _, tc := range []struct {
+		mode middleware.Mode
+		want string
+	}{
+		{middleware.ModeLoop, "unknown: no check has run yet\n"},
+		{middleware.ModeProbe, "unknown: no check has run yet; in probe mode checks run only when /check/ is called\n"},
+	} {
+		_, srv := server(t, passing(), middleware.Config{Mode: tc.mode})
+		r := get(t, srv.URL+"/")
+		if r.code != http.StatusServiceUnavailable || r.body != tc.want {
+			t.Errorf("%v: %d %q, want 503 %q", tc.mode, r.code, r.body, tc.want)
+		}
+		if r.header.Get("Cache-Control") != "no-store" {
+			t.Errorf("Cache-Control %q", r.header.Get("Cache-Control"))
+		}
+	}
+}
+
+func TestStatusReportsProbeDrivenResults(t *testing.T) {
+	var mu sync.Mutex
+	var next error
+	checker := middleware.CheckerFunc(func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return next
+	})
+	set := func(err error) { mu.Lock(); next = err; mu.Unlock() }
+	_, srv := server(t, checker, middleware.Config{Mode: middleware.ModeProbe, FailureThreshold: 2})
+
+	steps := []struct {
+		err        error
+		checkCode  int
+		checkBody  string
+		statusCode int
+		statusBody string
+	}{
+		{nil, 200, "pass\n", 200, "healthy\n"},
+		{errDown, 503, "fail: tunnel down\n", 200, "healthy, but the last 1 check(s) failed: tunnel down\n"},
+		{errDown, 503, "fail: tunnel down\n", 503, "unhealthy after 2 failed check(s): tunnel down\n"},
+		{nil, 200, "pass\n", 200, "healthy\n"},
+	}
+	for i, s := range steps {
+		set(s.err)
+		if r := get(t, srv.URL+"/check/"); r.code != s.checkCode || r.body != s.checkBody {
+			t.Errorf("step %d /check/: %d %q, want %d %q", i, r.code, r.body, s.checkCode, s.checkBody)
+		}
+		if r := get(t, srv.URL+"/"); r.code != s.statusCode || r.body != s.statusBody {
+			t.Errorf("step %d /: %d %q, want %d %q", i, r.code, r.body, s.statusCode, s.statusBody)
+		}
+	}
+}
+
+func TestCheckWithoutTrailingSlashIsNotRedirected(t *testing.T) {
+	_, srv := server(t, passing(), middleware.Config{})
+	if r := get(t, srv.URL+"/check"); r.code != 200 || r.body != "pass\n" {
+		t.Errorf("/check: %d %q", r.code, r.body)
+	}
+}
+
+func TestHeadGetsStatusWithoutBody(t *testing.T) {
+	m, srv := server(t, passing(), middleware.Config{})
+	if r := do(t, http.MethodHead, srv.URL+"/"); r.code != 503 || r.body != "" {
+		t.Errorf("HEAD / before a result: %d %q", r.code, r.body)
+	}
+	m.Probe(context.Background())
+	if r := do(t, http.MethodHead, srv.URL+"/"); r.code != 200 || r.body != "" {
+		t.Errorf("HEAD / when healthy: %d %q", r.code, r.body)
+	}
+}
+
+func TestJSONFollowsHealthCheckDraft(t *testing.T) {
+	m, srv := server(t, failing(errDown), middleware.Config{Mode: middleware.ModeProbe})
+	m.Probe(context.Background())
+	for _, how := range []struct {
+		query  string
+		header []string
+	}{
+		{"?format=json", nil},
+		{"", []string{"Accept", "application/health+json"}},
+		{"", []string{"Accept", "text/html, application/json;q=0.9"}},
+	} {
+		r := get(t, srv.URL+"/"+how.query, how.header...)
+		if ct := r.header.Get("Content-Type"); ct != "application/health+json" {
+			t.Errorf("%v: Content-Type %q", how, ct)
+		}
+		var body struct {
+			Status string `json:"status"`
+			Output string `json:"output"`
+			State  string `json:"state"`
+			Mode   string `json:"mode"`
+			Checks map[string][]struct {
+				Status              string   `json:"status"`
+				Time                string   `json:"time"`
+				ObservedValue       *float64 `json:"observedValue"`
+				ObservedUnit        string   `json:"observedUnit"`
+				Output              string   `json:"output"`
+				ConsecutiveFailures int      `json:"consecutiveFailures"`
+			} `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &body); err != nil {
+			t.Fatalf("%v: %v in %s", how, err, r.body)
+		}
+		c := body.Checks["tunnel:connectivity"]
+		if r.code != 503 || body.Status != "fail" || body.State != "unhealthy" || body.Mode != "probe" ||
+			!strings.Contains(body.Output, "tunnel down") || len(c) != 1 || c[0].Status != "fail" ||
+			c[0].Output != "tunnel down" || c[0].ConsecutiveFailures != 1 || c[0].ObservedUnit != "ms" ||
+			c[0].ObservedValue == nil || c[0].Time == "" {
+			t.Errorf("%v: %d %s", how, r.code, r.body)
+		}
+	}
+	if r := get(t, srv.URL+"/check/?format=json"); r.code != 503 || !strings.Contains(r.body, `"status": "fail"`) {
+		t.Errorf("/check/ JSON: %d %s", r.code, r.body)
+	}
+	if r := get(t, srv.URL+"/?format=text", "Accept", "application/json"); r.header.Get("Content-Type") != "text/plain; charset=utf-8" {
+		t.Errorf("format=text did not win over Accept: %q", r.header.Get("Content-Type"))
+	}
+}
+
+func TestHideErrorsKeepsTextFromClientsButNotFromObservers(t *testing.T) {
+	secret := errors.New("dial tcp 10.64.0.1:443: secret internal address")
+	logged := make(chan error, 4)
+	cfg := middleware.Config{
+		Mode:       middleware.ModeProbe,
+		HideErrors: true,
+		Observer:   middleware.ObserverFuncs{OnCheckFinished: func(r middleware.Result) { logged <- r.Err }},
+	}
+	_, srv := server(t, failing(secret), cfg)
+	for _, path := range []string{"/check/", "/check/?format=json", "/", "/?format=json"} {
+		r := get(t, srv.URL+path)
+		if strings.Contains(r.body, "secret") || !strings.Contains(r.body, "details hidden") {
+			t.Errorf("%s leaks or hides nothing: %s", path, r.body)
+		}
+	}
+	if err := <-logged; !errors.Is(err, secret) {
+		t.Errorf("observer got %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	_, srv := server(t, passing(), middleware.Config{})
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		mention      string
+	}{
+		{http.MethodPost, "/", 405, "POST"},
+		{http.MethodPut, "/check/", 405, "PUT"},
+		{http.MethodDelete, "/check", 405, "DELETE"},
+		{http.MethodGet, "/?wait=soon", 400, "wait"},
+		{http.MethodGet, "/?wait=-1s", 400, "wait"},
+		{http.MethodGet, "/?wait=1e300", 400, "wait"},
+		{http.MethodGet, "/check/?timeout=x", 400, "timeout"},
+		{http.MethodGet, "/check/?timeout=-5", 400, "timeout"},
+		{http.MethodGet, "/?format=xml", 400, "format"},
+		{http.MethodGet, "/check/?format=yaml", 400, "format"},
+		{http.MethodGet, "/?wait=%zz", 400, "malformed"},
+	} {
+		r := do(t, tc.method, srv.URL+tc.path)
+		if r.code != tc.code || !strings.Contains(r.body, tc.mention) {
+			t.Errorf("%s %s: %d %q, want %d naming %q", tc.method, tc.path, r.code, r.body, tc.code, tc.mention)
+		}
+		if tc.code == 405 && r.header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s %s: Allow %q", tc.method, tc.path, r.header.Get("Allow"))
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg     middleware.Config
+		mention string
+	}{
+		{middleware.Config{Mode: 7}, "Mode"},
+		{middleware.Config{Period: -time.Second}, "Period"},
+		{middleware.Config{Timeouts: []time.Duration{time.Second, 0}}, "Timeouts[1]"},
+		{middleware.Config{FailureThreshold: -1}, "FailureThreshold"},
+		{middleware.Config{MaxWait: -1}, "MaxWait"},
+		{middleware.Config{MaxCheckTimeout: -1}, "MaxCheckTimeout"},
+		{middleware.Config{MinCheckInterval: -1}, "MinCheckInterval"},
+		{middleware.Config{RetryWait: -1}, "RetryWait"},
+		{middleware.Config{HealBackoff: middleware.HealBackoff{Step: -1}}, "HealBackoff"},
+	} {
+		if _, err := middleware.New(passing(), tc.cfg); err == nil || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%+v: error %v, want one naming %s", tc.cfg, err, tc.mention)
+		}
+	}
+	if _, err := middleware.New(nil, middleware.Config{}); err == nil {
+		t.Error("nil checker accepted")
+	}
+	if _, err := middleware.ParseMode("sometimes"); err == nil || !strings.Contains(err.Error(), "sometimes") {
+		t.Errorf("ParseMode: %v", err)
+	}
+	for _, name := range []string{"loop", "probe", "auto"} {
+		if m, err := middleware.ParseMode(name); err != nil || m.String() != name {
+			t.Errorf("ParseMode(%q) = %v, %v", name, m, err)
+		}
+	}
+}
+
+func TestCheckThatPanicsIsAFailure(t *testing.T) {
+	m, srv := server(t, middleware.CheckerFunc(func(context.Context) error { panic("boom") }), middleware.Config{})
+	r := get(t, srv.URL+"/check/")
+	if r.code != 503 || !strings.Contains(r.body, "check panicked: boom") {
+		t.Errorf("/check/: %d %q", r.code, r.body)
+	}
+	if s := m.Snapshot(); !errors.Is(s.Last.Err, middleware.ErrCheckPanicked) {
+		t.Errorf("recorded %v", s.Last.Err)
+	}
+}
+
+// fakeServer is server with a fake clock, in probe mode so that no loop
+// timer counts among the clock's waiters.
+func fakeServer(t *testing.T, checker middleware.Checker, cfg middleware.Config) (*middleware.Monitor, *httptest.Server, *clockwork.FakeClock) {
+	t.Helper()
+	clock := clockwork.NewFakeClockAt(epoch)
+	cfg.Clock = clock
+	cfg.Mode = middleware.ModeProbe
+	m, srv := server(t, checker, cfg)
+	return m, srv, clock
+}
+
+// getAsync issues a GET and delivers the response on the returned channel.
+func getAsync(t *testing.T, url string) <-chan response {
+	ch := make(chan response, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ch <- response{body: err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		ch <- response{resp.StatusCode, resp.Header, string(body)}
+	}()
+	return ch
+}
+
+func receive(t *testing.T, ch <-chan response) response {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(hangGuard):
+		t.Fatal("no response")
+		return response{}
+	}
+}
+
+func waitForTimers(t *testing.T, clock *clockwork.FakeClock, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if err := clock.BlockUntilContext(ctx, n); err != nil {
+		t.Fatalf("waiting for %d timers: %v", n, err)
+	}
+}
+
+func TestStatusWaitAnswersOnceHealthy(t *testing.T) {
+	m, srv, clock := fakeServer(t, passing(), middleware.Config{})
+	pending := getAsync(t, srv.URL+"/?wait=30s")
+	waitForTimers(t, clock, 1) // the request is waiting
+	m.Probe(context.Background())
+	if r := receive(t, pending); r.code != 200 || r.body != "healthy\n" {
+		t.Errorf("%d %q", r.code, r.body)
+	}
+}
+
+func TestStatusWaitAnswersWithTheStateAtTheDeadline(t *testing.T) {
+	m, srv, clock := fakeServer(t, failing(errDown), middleware.Config{})
+	m.Probe(context.Background())
+	pending := getAsync(t, srv.URL+"/?wait=30")
+	// A fake-clock context's timer stays registered after cancel: the
+	// probe's MaxCheckTimeout timer counts too.
+	waitForTimers(t, clock, 2)
+	clock.Advance(30 * time.Second)
+	if r := receive(t, pending); r.code != 503 || r.body != "unhealthy after 1 failed check(s): tunnel down\n" {
+		t.Errorf("%d %q", r.code, r.body)
+	}
+}
+
+func TestStatusWaitIsCappedByMaxWait(t *testing.T) {
+	_, srv, clock := fakeServer(t, passing(), middleware.Config{MaxWait: 10 * time.Second})
+	pending := getAsync(t, srv.URL+"/?wait=1h")
+	waitForTimers(t, clock, 1)
+	clock.Advance(10 * time.Second)
+	if r := receive(t, pending); r.code != 503 || !strings.HasPrefix(r.body, "unknown") {
+		t.Errorf("%d %q", r.code, r.body)
+	}
+}
+
+func TestCheckTimeoutIsAServerSideDeadlineRecordedAsFailure(t *testing.T) {
+	hang := middleware.CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	for _, tc := range []struct {
+		query   string
+		advance time.Duration
+	}{
+		{"?timeout=5s", 5 * time.Second},
+		{"?timeout=1h", 20 * time.Second}, // capped by MaxCheckTimeout
+	} {
+		m, srv, clock := fakeServer(t, hang, middleware.Config{MaxCheckTimeout: 20 * time.Second})
+		pending := getAsync(t, srv.URL+"/check/"+tc.query)
+		// The request's deadline and the check's MaxCheckTimeout.
+		waitForTimers(t, clock, 2)
+		clock.Advance(tc.advance)
+		r := receive(t, pending)
+		if r.code != 503 || !strings.Contains(r.body, "timed out") {
+			t.Errorf("%s: %d %q", tc.query, r.code, r.body)
+		}
+		if s := m.Snapshot(); s.Status != middleware.StatusUnhealthy || s.ConsecutiveFailures != 1 {
+			t.Errorf("%s: state %v with %d failures, want unhealthy with 1", tc.query, s.Status, s.ConsecutiveFailures)
+		}
+	}
+}
+
+func TestMinCheckIntervalServesARecentResultAgain(t *testing.T) {
+	var runs int
+	var mu sync.Mutex
+	count := middleware.CheckerFunc(func(context.Context) error { mu.Lock(); runs++; mu.Unlock(); return nil })
+	_, srv, clock := fakeServer(t, count, middleware.Config{MinCheckInterval: 10 * time.Second})
+	for range 3 {
+		if r := get(t, srv.URL+"/check/"); r.code != 200 {
+			t.Fatalf("%d %q", r.code, r.body)
+		}
+	}
+	clock.Advance(10 * time.Second)
+	get(t, srv.URL+"/check/")
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != 2 {
+		t.Errorf("the check ran %d times, want 2 (once, then once after the interval)", runs)
+	}
+}
+
+func TestRequestCancelledByTheServerStillGetsAnAnswer(t *testing.T) {
+	// On shutdown a server cancels its requests while the clients still
+	// wait: they must read a failure, not net/http's empty 200.
+	hang := middleware.CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	started := make(chan struct{})
+	m, err := middleware.New(hang, middleware.Config{Mode: middleware.ModeProbe,
+		Observer: middleware.ObserverFuncs{OnCheckStarted: func(middleware.CheckStart) { close(started) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/check/", nil).WithContext(ctx))
+	}()
+	<-started
+	cancel()
+	<-done
+	if w.Code != http.StatusServiceUnavailable || !strings.HasPrefix(w.Body.String(), "fail: ") {
+		t.Errorf("%d %q, want a 503 failure", w.Code, w.Body.String())
+	}
+}

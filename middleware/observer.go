@@ -1,0 +1,102 @@
+package middleware
+
+import "time"
+
+// Source tells who asked for a check.
+type Source int
+
+const (
+	// SourceLoop: the health loop.
+	SourceLoop Source = iota
+	// SourceProbe: a /check/ request.
+	SourceProbe
+)
+
+// String returns "loop" or "probe".
+func (s Source) String() string {
+	if s == SourceProbe {
+		return "probe"
+	}
+	return "loop"
+}
+
+// CheckStart describes a check that is about to run.
+type CheckStart struct {
+	Source Source
+	Time   time.Time
+	// Timeout is the loop's timeout for this try; for a probe, the time
+	// left until MaxCheckTimeout ends it whatever its callers ask.
+	Timeout time.Duration
+}
+
+// Result is the outcome of one executed check.
+type Result struct {
+	Source   Source
+	Start    time.Time
+	Duration time.Duration
+	// Err is nil for a pass.
+	Err error
+	// Abandoned marks a probe check cut short because every caller left:
+	// it says nothing about the tunnel and is not recorded in the state.
+	Abandoned bool
+}
+
+// Passed reports whether the check passed.
+func (r Result) Passed() bool { return r.Err == nil }
+
+// HealEvent describes one call of the heal function.
+type HealEvent struct {
+	Time time.Time
+	// Attempt counts heals since the state was last healthy, from 1.
+	Attempt  int
+	Duration time.Duration
+	Err      error
+}
+
+// An Observer is told what the monitor does: for logs and metrics. Its
+// methods are called synchronously from the goroutine doing the work, so they
+// must be quick and safe for concurrent use.
+type Observer interface {
+	CheckStarted(CheckStart)
+	CheckFinished(Result)
+	StateChanged(from, to Snapshot)
+	Healed(HealEvent)
+}
+
+// ObserverFuncs adapts functions to an [Observer]; nil fields are skipped.
+type ObserverFuncs struct {
+	OnCheckStarted  func(CheckStart)
+	OnCheckFinished func(Result)
+	OnStateChanged  func(from, to Snapshot)
+	OnHealed        func(HealEvent)
+}
+
+var _ Observer = ObserverFuncs{}
+
+// CheckStarted calls OnCheckStarted if set.
+func (o ObserverFuncs) CheckStarted(s CheckStart) {
+	if o.OnCheckStarted != nil {
+		o.OnCheckStarted(s)
+	}
+}
+
+// CheckFinished calls OnCheckFinished if set.
+func (o ObserverFuncs) CheckFinished(r Result) {
+	if o.OnCheckFinished != nil {
+		o.OnCheckFinished(r)
+	}
+}
+
+// StateChanged calls OnStateChanged if set.
+func (o ObserverFuncs) StateChanged(from, to Snapshot) {
+	if o.OnStateChanged != nil {
+		o.OnStateChanged(from, to)
+	}
+}
+
+// Healed calls OnHealed if set.
+func (o ObserverFuncs) Healed(e HealEvent) {
+	if o.OnHealed != nil {
+		o.OnHealed(e)
+	}
+}

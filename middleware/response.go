@@ -1,0 +1,159 @@
+package middleware
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// healthJSON is a response in the shape of the IETF draft "Health Check
+// Response Format for HTTP APIs" (draft-inadarei-api-health-check), served
+// as application/health+json.
+type healthJSON struct {
+	Status string                 `json:"status"` // pass, warn or fail
+	Output string                 `json:"output,omitempty"`
+	Checks map[string][]checkJSON `json:"checks,omitempty"`
+	// Extensions the draft allows.
+	State string `json:"state"`
+	Mode  string `json:"mode"`
+}
+
+type checkJSON struct {
+	ComponentType       string   `json:"componentType"`
+	Status              string   `json:"status"`
+	Time                string   `json:"time,omitempty"`
+	ObservedValue       *float64 `json:"observedValue,omitempty"`
+	ObservedUnit        string   `json:"observedUnit,omitempty"`
+	Output              string   `json:"output,omitempty"`
+	Source              string   `json:"source,omitempty"`
+	ConsecutiveFailures int      `json:"consecutiveFailures"`
+}
+
+// checkName keys the one check in the JSON response.
+const checkName = "tunnel:connectivity"
+
+const hiddenError = "check failed (details hidden)"
+
+// reply is what a handler answers: an HTTP status, the overall verdict and
+// the result it rests on.
+type reply struct {
+	code    int
+	verdict string // pass, warn or fail
+	text    string // the short plain-text line
+	result  *Result
+	snap    Snapshot
+}
+
+// write sends rep in the format the request asks for.
+func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if !asJSON {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(rep.code)
+		fmt.Fprintln(w, rep.text)
+		return
+	}
+	body := healthJSON{
+		Status: rep.verdict,
+		State:  rep.snap.Status.String(),
+		Mode:   rep.snap.Mode.String(),
+	}
+	if rep.verdict != "pass" {
+		body.Output = rep.text
+	}
+	if r := rep.result; r != nil {
+		c := checkJSON{
+			ComponentType:       "system",
+			Status:              "pass",
+			Time:                r.Start.UTC().Format(time.RFC3339Nano),
+			ObservedUnit:        "ms",
+			Source:              r.Source.String(),
+			ConsecutiveFailures: rep.snap.ConsecutiveFailures,
+		}
+		ms := float64(r.Duration) / float64(time.Millisecond)
+		c.ObservedValue = &ms
+		if r.Err != nil {
+			c.Status = "fail"
+			c.Output = errorText(r.Err, hideErrors)
+		}
+		body.Checks = map[string][]checkJSON{checkName: {c}}
+	}
+	h.Set("Content-Type", "application/health+json")
+	w.WriteHeader(rep.code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(body) // the client may have gone; nothing to do then
+}
+
+func errorText(err error, hide bool) string {
+	if hide {
+		return hiddenError
+	}
+	return err.Error()
+}
+
+// wantsJSON reads ?format= (text or json), falling back to the Accept header.
+func wantsJSON(r *http.Request, q url.Values) (bool, error) {
+	switch f := q.Get("format"); f {
+	case "json":
+		return true, nil
+	case "text":
+		return false, nil
+	case "":
+	default:
+		return false, fmt.Errorf("format: %q is neither text nor json", f)
+	}
+	accept := r.Header.Get("Accept")
+	return strings.Contains(accept, "application/health+json") || strings.Contains(accept, "application/json"), nil
+}
+
+// durationParam parses a non-negative duration query parameter given as a
+// Go duration ("2.5s", "1m") or as plain seconds ("10"). Missing is 0.
+func durationParam(q url.Values, name string) (time.Duration, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || secs > float64(1<<62)/float64(time.Second) {
+			return 0, fmt.Errorf("%s: %q is not a duration such as 10s or 1m", name, s)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%s: %q is negative", name, s)
+	}
+	return d, nil
+}
+
+// parseQuery parses the query string, rejecting malformed ones.
+func parseQuery(r *http.Request) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("malformed query string: %v", err)
+	}
+	return q, nil
+}
+
+// allowRead answers 405 to anything but GET and HEAD and reports whether the
+// request may go on.
+func allowRead(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
+	return false
+}
+
+func badRequest(w http.ResponseWriter, err error) {
+	http.Error(w, "bad query parameter "+err.Error(), http.StatusBadRequest)
+}

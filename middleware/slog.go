@@ -1,0 +1,44 @@
+package middleware
+
+import (
+	"context"
+	"log/slog"
+)
+
+// NewSlogObserver returns an Observer that logs to l: checks at debug level
+// (failures at warn), state changes at info (unhealthy at warn), heals at
+// warn (failed heals at error).
+func NewSlogObserver(l *slog.Logger) Observer {
+	return ObserverFuncs{
+		OnCheckStarted: func(s CheckStart) {
+			l.Debug("check started", "source", s.Source.String(), "timeout", s.Timeout)
+		},
+		OnCheckFinished: func(r Result) {
+			attrs := []any{"source", r.Source.String(), "duration", r.Duration}
+			switch {
+			case r.Abandoned:
+				l.Debug("check abandoned: every caller left", attrs...)
+			case r.Err != nil:
+				l.Warn("check failed", append(attrs, "err", r.Err)...)
+			default:
+				l.Debug("check passed", attrs...)
+			}
+		},
+		OnStateChanged: func(from, to Snapshot) {
+			level := slog.LevelInfo
+			attrs := []any{"from", from.Status.String(), "to", to.Status.String(), "mode", to.Mode.String()}
+			if to.Status == StatusUnhealthy {
+				level = slog.LevelWarn
+				attrs = append(attrs, "consecutive_failures", to.ConsecutiveFailures, "err", to.Last.Err)
+			}
+			l.Log(context.Background(), level, "health state changed", attrs...)
+		},
+		OnHealed: func(e HealEvent) {
+			if e.Err != nil {
+				l.Error("heal failed", "attempt", e.Attempt, "duration", e.Duration, "err", e.Err)
+				return
+			}
+			l.Warn("healed", "attempt", e.Attempt, "duration", e.Duration)
+		},
+	}
+}

@@ -1,0 +1,97 @@
+package middleware
+
+import (
+	"sync"
+	"time"
+)
+
+// Status is the health state the status endpoint reports.
+type Status int
+
+const (
+	// StatusUnknown: no check has reached a verdict yet.
+	StatusUnknown Status = iota
+	// StatusHealthy: the last check passed.
+	StatusHealthy
+	// StatusUnhealthy: FailureThreshold checks in a row failed.
+	StatusUnhealthy
+)
+
+var statusNames = [...]string{StatusUnknown: "unknown", StatusHealthy: "healthy", StatusUnhealthy: "unhealthy"}
+
+// String returns "unknown", "healthy" or "unhealthy".
+func (s Status) String() string {
+	if s < 0 || int(s) >= len(statusNames) {
+		return "Status(?)"
+	}
+	return statusNames[s]
+}
+
+// Snapshot is the monitor's state at one moment. Loop and probe results feed
+// the same state.
+type Snapshot struct {
+	Status Status
+	Mode   Mode
+	// Last is the last recorded result; nil before the first.
+	Last *Result
+	// ConsecutiveFailures counts failed checks since the last pass.
+	ConsecutiveFailures int
+	// Since is when Status last changed; zero while it never has.
+	Since time.Time
+}
+
+// stateStore holds the one state that loop and probe results feed, and wakes
+// whoever waits for it to change.
+type stateStore struct {
+	threshold int
+	observer  Observer
+
+	mu      sync.Mutex
+	snap    Snapshot
+	changed chan struct{} // closed, then replaced, on every record
+}
+
+func newStateStore(mode Mode, threshold int, observer Observer) *stateStore {
+	return &stateStore{
+		threshold: threshold,
+		observer:  observer,
+		snap:      Snapshot{Mode: mode},
+		changed:   make(chan struct{}),
+	}
+}
+
+// current returns the state and a channel that is closed at the next record.
+func (s *stateStore) current() (Snapshot, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snap, s.changed
+}
+
+// record applies r and returns the state after it.
+func (s *stateStore) record(r Result) Snapshot {
+	s.mu.Lock()
+	before := s.snap
+	after := before
+	after.Last = &r
+	if r.Passed() {
+		after.ConsecutiveFailures = 0
+		after.Status = StatusHealthy
+	} else {
+		after.ConsecutiveFailures++
+		if after.ConsecutiveFailures >= s.threshold {
+			after.Status = StatusUnhealthy
+		}
+	}
+	if after.Status != before.Status {
+		after.Since = r.Start.Add(r.Duration)
+	}
+	s.snap = after
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+
+	if after.Status != before.Status {
+		s.observer.StateChanged(before, after)
+	}
+	return after
+}
