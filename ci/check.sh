@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The project's checks: formatting, go vet, and the tests with the race
+# detector. Run from anywhere; CI runs it through .ci/run.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+section() {
+	printf '\n==> %s\n' "$*"
+}
+
+section "go version"
+go version
+
+section "gofmt"
+unformatted="$(gofmt -l .)"
+if [[ -n "$unformatted" ]]; then
+	echo "These files are not gofmt-formatted (run gofmt -w on them):"
+	echo "$unformatted"
+	exit 1
+fi
+echo "ok"
+
+section "go vet ./..."
+go vet ./...
+echo "ok"
+
+section "go test -race ./..."
+go test -race ./...
+
+section "all checks passed"

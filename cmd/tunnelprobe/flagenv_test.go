@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+func TestEnvName(t *testing.T) {
+	t.Parallel()
+	for flagName, want := range map[string]string{
+		"failure-threshold": "TUNNELPROBE_FAILURE_THRESHOLD",
+		"listen":            "TUNNELPROBE_LISTEN",
+		"tls-ca":            "TUNNELPROBE_TLS_CA",
+	} {
+		if got := envName(flagName); got != want {
+			t.Errorf("envName(%q) = %q, want %q", flagName, got, want)
+		}
+	}
+}
+
+// testFlags is a flag set with one flag of each kind parseWithEnv handles.
+type testFlags struct {
+	fs      *flag.FlagSet
+	name    string
+	verbose bool
+	count   int
+	period  time.Duration
+	targets stringList
+	ladder  durationList
+}
+
+func newTestFlags() *testFlags {
+	f := &testFlags{fs: flag.NewFlagSet("test", flag.ContinueOnError)}
+	f.fs.SetOutput(io.Discard)
+	f.fs.StringVar(&f.name, "name", "default", "")
+	f.fs.BoolVar(&f.verbose, "verbose", false, "")
+	f.fs.Var(newInt(&f.count, 1, 1), "count", "")
+	f.fs.Var(newDuration(&f.period, 5*time.Second, false), "period", "")
+	f.targets = stringList{values: []string{"a:1"}}
+	f.fs.Var(&f.targets, "target", "")
+	f.fs.Var(&f.ladder, "ladder", "")
+	return f
+}
+
+func envMap(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseWithEnv(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		args        []string
+		env         map[string]string
+		wantName    string
+		wantVerbose bool
+		wantCount   int
+		wantPeriod  time.Duration
+		wantTargets []string
+		wantLadder  []time.Duration
+	}{
+		{
+			name:     "defaults",
+			wantName: "default", wantCount: 1, wantPeriod: 5 * time.Second, wantTargets: []string{"a:1"},
+		},
+		{
+			name: "environment",
+			env: map[string]string{
+				"TUNNELPROBE_NAME": "env", "TUNNELPROBE_VERBOSE": "true", "TUNNELPROBE_COUNT": "3",
+				"TUNNELPROBE_PERIOD": "1s", "TUNNELPROBE_TARGET": "b:2, c:3", "TUNNELPROBE_LADDER": "1s,2s",
+			},
+			wantName: "env", wantVerbose: true, wantCount: 3, wantPeriod: time.Second,
+			wantTargets: []string{"b:2", "c:3"}, wantLadder: []time.Duration{time.Second, 2 * time.Second},
+		},
+		{
+			name: "command line wins",
+			args: []string{"--name", "flag", "-verbose=false", "--count=2", "--target", "d:4", "--target", "e:5", "--ladder", "reference"},
+			env: map[string]string{
+				"TUNNELPROBE_NAME": "env", "TUNNELPROBE_VERBOSE": "true", "TUNNELPROBE_COUNT": "3",
+				"TUNNELPROBE_PERIOD": "1s", "TUNNELPROBE_TARGET": "b:2,c:3", "TUNNELPROBE_LADDER": "1s",
+			},
+			wantName: "flag", wantCount: 2, wantPeriod: time.Second,
+			wantTargets: []string{"d:4", "e:5"}, wantLadder: middleware.ReferenceTimeouts,
+		},
+		{
+			name:     "empty variable is unset",
+			env:      map[string]string{"TUNNELPROBE_NAME": "", "TUNNELPROBE_COUNT": ""},
+			wantName: "default", wantCount: 1, wantPeriod: 5 * time.Second, wantTargets: []string{"a:1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newTestFlags()
+			if err := parseWithEnv(f.fs, tt.args, envMap(tt.env)); err != nil {
+				t.Fatalf("parseWithEnv: %v", err)
+			}
+			if f.name != tt.wantName || f.verbose != tt.wantVerbose || f.count != tt.wantCount || f.period != tt.wantPeriod {
+				t.Errorf("got name=%q verbose=%v count=%d period=%v, want %q %v %d %v",
+					f.name, f.verbose, f.count, f.period, tt.wantName, tt.wantVerbose, tt.wantCount, tt.wantPeriod)
+			}
+			if !slices.Equal(f.targets.values, tt.wantTargets) {
+				t.Errorf("targets = %q, want %q", f.targets.values, tt.wantTargets)
+			}
+			if !slices.Equal(f.ladder.values, tt.wantLadder) {
+				t.Errorf("ladder = %v, want %v", f.ladder.values, tt.wantLadder)
+			}
+		})
+	}
+}
+
+func TestParseWithEnvErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string // substrings of the error
+	}{
+		{"bad flag", []string{"--count", "x"}, nil, []string{"-count"}},
+		{"bad env", nil, map[string]string{"TUNNELPROBE_COUNT": "0"}, []string{"--count", "TUNNELPROBE_COUNT", "at least 1"}},
+		{"bad env list", nil, map[string]string{"TUNNELPROBE_TARGET": "a,,b"}, []string{"--target", "TUNNELPROBE_TARGET"}},
+		{"bad env bool", nil, map[string]string{"TUNNELPROBE_VERBOSE": "maybe"}, []string{"--verbose", "TUNNELPROBE_VERBOSE"}},
+		{
+			"every bad env", nil,
+			map[string]string{"TUNNELPROBE_PERIOD": "-1s", "TUNNELPROBE_LADDER": "1s,x"},
+			[]string{"TUNNELPROBE_PERIOD", "TUNNELPROBE_LADDER"},
+		},
+		{"unknown flag", []string{"--bogus"}, nil, []string{"bogus"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := parseWithEnv(newTestFlags().fs, tt.args, envMap(tt.env))
+			if err == nil {
+				t.Fatal("parseWithEnv succeeded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseCommand(t *testing.T) {
+	t.Parallel()
+	t.Run("help", func(t *testing.T) {
+		t.Parallel()
+		var stdout, stderr bytes.Buffer
+		code, ok := parseCommand(newTestFlags().fs, []string{"-h"}, envMap(nil), "Usage: test", &stdout, &stderr)
+		if ok || code != 0 {
+			t.Fatalf("got code=%d ok=%v, want 0 false", code, ok)
+		}
+		for _, w := range []string{"Usage: test", "--count", "$TUNNELPROBE_COUNT", "--target", "$TUNNELPROBE_TARGET"} {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("help lacks %q:\n%s", w, &stdout)
+			}
+		}
+	})
+	t.Run("positional argument", func(t *testing.T) {
+		t.Parallel()
+		var stdout, stderr bytes.Buffer
+		code, ok := parseCommand(newTestFlags().fs, []string{"--count", "2", "stray"}, envMap(nil), "", &stdout, &stderr)
+		if ok || code != 2 {
+			t.Fatalf("got code=%d ok=%v, want 2 false", code, ok)
+		}
+		if !strings.Contains(stderr.String(), `"stray"`) {
+			t.Errorf("stderr does not name the argument: %s", &stderr)
+		}
+	})
+	t.Run("ok", func(t *testing.T) {
+		t.Parallel()
+		var stdout, stderr bytes.Buffer
+		if code, ok := parseCommand(newTestFlags().fs, []string{"--count", "2"}, envMap(nil), "", &stdout, &stderr); !ok {
+			t.Fatalf("got code=%d ok=%v; stderr: %s", code, ok, &stderr)
+		}
+	})
+}
+
+func TestDurationList(t *testing.T) {
+	t.Parallel()
+	good := map[string][]time.Duration{
+		"2s,4s,6s":  {2 * time.Second, 4 * time.Second, 6 * time.Second},
+		"500ms":     {500 * time.Millisecond},
+		" 1s , 2s ": {time.Second, 2 * time.Second},
+		"reference": middleware.ReferenceTimeouts,
+	}
+	for in, want := range good {
+		var l durationList
+		if err := l.Set(in); err != nil {
+			t.Errorf("Set(%q): %v", in, err)
+			continue
+		}
+		if !slices.Equal(l.values, want) {
+			t.Errorf("Set(%q) = %v, want %v", in, l.values, want)
+		}
+	}
+	for _, in := range []string{"", "2s,", "2s,,4s", "0s", "-1s", "x", "2s,x"} {
+		var l durationList
+		if err := l.Set(in); err == nil {
+			t.Errorf("Set(%q) succeeded with %v", in, l.values)
+		}
+	}
+	// The preset is a copy: changing the flag's value must not change it.
+	var l durationList
+	_ = l.Set("reference")
+	l.values[0] = time.Hour
+	if middleware.ReferenceTimeouts[0] == time.Hour {
+		t.Error("durationList shares middleware.ReferenceTimeouts")
+	}
+}
+
+func FuzzDurationList(f *testing.F) {
+	for _, s := range []string{"2s,4s,6s", "reference", "", "1h,-1s", "0", "1e9h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var l durationList
+		if err := l.Set(s); err != nil {
+			return
+		}
+		if len(l.values) == 0 {
+			t.Fatalf("Set(%q) succeeded with no values", s)
+		}
+		for _, d := range l.values {
+			if d <= 0 {
+				t.Fatalf("Set(%q) accepted %v", s, d)
+			}
+		}
+	})
+}
+
+func FuzzParseWithEnv(f *testing.F) {
+	f.Add("--count=2", "1s", "a,b")
+	f.Add("stray", "-1s", ",")
+	f.Fuzz(func(t *testing.T, arg, period, targets string) {
+		fl := newTestFlags()
+		env := map[string]string{"TUNNELPROBE_PERIOD": period, "TUNNELPROBE_TARGET": targets}
+		if err := parseWithEnv(fl.fs, []string{arg}, envMap(env)); err != nil {
+			return
+		}
+		if fl.period <= 0 || fl.count < 1 || len(fl.targets.values) == 0 {
+			t.Fatalf("accepted period=%v count=%d targets=%q", fl.period, fl.count, fl.targets.values)
+		}
+	})
+}

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package main
+
+import "os/exec"
+
+// killGroupOnCancel keeps exec's default where process groups do not exist:
+// the end of cmd's context kills cmd alone, and WaitDelay bounds the wait
+// for anything it left behind.
+func killGroupOnCancel(*exec.Cmd) {}

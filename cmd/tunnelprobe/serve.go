@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+const serveUsage = `Usage: tunnelprobe serve [flags]
+
+Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
+  GET /         the state the checks last reached: 200 healthy, 503 otherwise;
+                ?wait=10s waits up to that long for a healthy state.
+  GET /check/   runs the check now (concurrent calls share one run): 200 or 503;
+                ?timeout=5s bounds it on the server side.
+Several --target flags pass when any one of them does.
+`
+
+const (
+	// readHeaderTimeout bounds how long a client may take to send its
+	// request headers: it stops idle or slow connections from piling up.
+	readHeaderTimeout = 5 * time.Second
+	// shutdownGrace bounds the graceful shutdown. Requests in flight end at
+	// once, since their context is cancelled first; this only covers the
+	// time they take to write their answer.
+	shutdownGrace = 5 * time.Second
+	// healWaitDelay bounds how long a heal command's output is awaited
+	// after it exits or is killed: a command that leaves a background child
+	// holding its stdout must not stall the health loop.
+	healWaitDelay = 5 * time.Second
+	// maxHealOutput caps how much of a heal command's output is logged.
+	maxHealOutput = 4 << 10
+)
+
+// serveFlags holds the flags of the serve command. Other commands that run
+// a monitor (the lab) register the same flags with registerCheck and
+// registerMonitor, then build with buildChecker and monitorConfig.
+type serveFlags struct {
+	listen string
+
+	// The check: see registerCheck.
+	targets     stringList
+	check       string
+	tlsCA       certPoolValue
+	tlsInsecure bool
+	dnsServer   string
+
+	// The monitor: see registerMonitor.
+	mode             middleware.Mode
+	period           time.Duration
+	timeout          *durationValue
+	timeouts         durationList
+	failureThreshold int
+	maxCheckTimeout  time.Duration
+	maxWait          time.Duration
+	minCheckInterval time.Duration
+	healCmd          string
+	hideErrors       bool
+
+	// Logs: see registerLog.
+	logFormat string
+	logLevel  slog.Level
+}
+
+// serveExclusive lists the flags that set the same thing, for parseWithEnv.
+var serveExclusive = [][]string{{"timeout", "timeouts"}}
+
+// register registers every flag of the serve command on fs. Parse them with
+// parseWithEnv(fs, args, getenv, serveExclusive...).
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.listen, "listen", ":9999", "`address` to serve the health endpoints on; port 0 picks a free port")
+	f.registerCheck(fs)
+	f.registerMonitor(fs)
+	f.registerLog(fs)
+}
+
+// registerCheck registers the flags that say what to check.
+func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
+	fs.Var(&f.targets, "target", "`target` to check, repeatable: host[:port] for tcp and tls (port 443 when missing),\n"+
+		"a URL for http, a host name for dns; several pass when any one does\n"+
+		"(default cloudflare.com:443, https://cloudflare.com/ for http, cloudflare.com for dns)")
+	fs.Var(newChoice(&f.check, "tls", "tcp", "tls", "http", "dns"), "check",
+		"`kind` of check: tcp (a dial), tls (a dial and a verified handshake), http (a GET answered 2xx or 3xx), dns (a lookup)")
+	fs.Var(&f.tlsCA, "tls-ca", "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
+	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
+	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
+}
+
+// registerMonitor registers the flags that say how the checks are driven.
+func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
+	fs.Var(modeValue{&f.mode}, "mode", "`mode`: loop (the health loop checks and heals), probe (only /check/ calls check),\n"+
+		"auto (the loop stands down while /check/ is called at least once per period)")
+	fs.Var(newDuration(&f.period, middleware.DefaultPeriod, false), "period", "`duration` the loop waits after a passing check")
+	f.timeout = newDuration(new(time.Duration), middleware.DefaultTimeout, false)
+	fs.Var(f.timeout, "timeout", "fixed `duration` of each loop check; excludes --timeouts")
+	fs.Var(&f.timeouts, "timeouts", "`ladder` of loop check timeouts, one step up per consecutive failure, e.g. 2s,4s,6s,8s,10s;\n"+
+		"\"reference\" is that ladder; excludes --timeout")
+	fs.Var(newInt(&f.failureThreshold, 1, 1), "failure-threshold", "`count` of consecutive failed checks that make the state unhealthy")
+	fs.Var(newDuration(&f.maxCheckTimeout, middleware.DefaultMaxCheckTimeout, false), "max-check-timeout",
+		"the longest `duration` a /check/ run may take, whatever its callers ask")
+	fs.Var(newDuration(&f.maxWait, middleware.DefaultMaxWait, false), "max-wait", "the longest `duration` the status endpoint's ?wait= may wait")
+	fs.Var(newDuration(&f.minCheckInterval, 0, true), "min-check-interval",
+		"`duration` during which /check/ serves the last result again instead of checking; 0 checks every time")
+	fs.StringVar(&f.healCmd, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN")
+	fs.BoolVar(&f.hideErrors, "hide-errors", false, "keep error details out of HTTP answers (they are still logged)")
+}
+
+// registerLog registers the logging flags.
+func (f *serveFlags) registerLog(fs *flag.FlagSet) {
+	fs.Var(newChoice(&f.logFormat, "text", "text", "json"), "log-format", "log `format` on stderr: text or json")
+	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+}
+
+// logger returns the logger the flags ask for, writing to w.
+func (f *serveFlags) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: f.logLevel}
+	if f.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// monitorConfig returns the monitor configuration the flags ask for, logging
+// to logger. An error is a usage error.
+func (f *serveFlags) monitorConfig(logger *slog.Logger) (middleware.Config, error) {
+	cfg := middleware.Config{
+		Mode:             f.mode,
+		Period:           f.period,
+		Timeouts:         []time.Duration{*f.timeout.d},
+		FailureThreshold: f.failureThreshold,
+		MaxWait:          f.maxWait,
+		MaxCheckTimeout:  f.maxCheckTimeout,
+		MinCheckInterval: f.minCheckInterval,
+		HideErrors:       f.hideErrors,
+		Observer:         middleware.NewSlogObserver(logger),
+	}
+	if f.timeouts.set {
+		if f.timeout.set {
+			return middleware.Config{}, errors.New("--timeout and --timeouts (or TUNNELPROBE_TIMEOUT and TUNNELPROBE_TIMEOUTS) exclude each other: give one")
+		}
+		cfg.Timeouts = f.timeouts.values
+	}
+	if f.healCmd != "" {
+		cfg.Heal = healCommand(f.healCmd, logger)
+	}
+	return cfg, nil
+}
+
+// buildChecker returns the check the flags ask for, dialing through dialer
+// (nil: the host network). An error is a usage error.
+func buildChecker(f *serveFlags, dialer middleware.Dialer) (middleware.Checker, error) {
+	targets := f.targets.values
+	if len(targets) == 0 {
+		targets = []string{defaultTarget(f.check)}
+	}
+	checks := make([]middleware.Checker, 0, len(targets))
+	for _, t := range targets {
+		c, err := f.checkFor(t, dialer)
+		if err != nil {
+			return nil, fmt.Errorf("invalid value %q for flag --target: %w", t, err)
+		}
+		checks = append(checks, c)
+	}
+	if len(checks) == 1 {
+		return checks[0], nil
+	}
+	return middleware.AnyOf(checks...), nil
+}
+
+func defaultTarget(check string) string {
+	switch check {
+	case "http":
+		return "https://cloudflare.com/"
+	case "dns":
+		return "cloudflare.com"
+	}
+	return "cloudflare.com:443"
+}
+
+// checkFor returns the check of one target.
+func (f *serveFlags) checkFor(target string, dialer middleware.Dialer) (middleware.Checker, error) {
+	switch f.check {
+	case "http":
+		u, err := url.Parse(target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errors.New("not an http or https URL")
+		}
+		return middleware.HTTPCheck{URL: target, Dialer: dialer, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure}, nil
+	case "dns":
+		if strings.ContainsAny(target, "/: ") {
+			return nil, errors.New("not a host name")
+		}
+		return middleware.DNSCheck{Host: target, Server: f.dnsServer, Dialer: dialer}, nil
+	}
+	if strings.Contains(target, "/") {
+		return nil, fmt.Errorf("not a host[:port] (a URL needs --check http)")
+	}
+	if host, _, err := net.SplitHostPort(middleware.WithDefaultPort(target, "443")); err != nil || host == "" {
+		return nil, errors.New("not a host[:port]")
+	}
+	if f.check == "tcp" {
+		return middleware.TCPCheck{Address: target, Dialer: dialer}, nil
+	}
+	return middleware.TLSCheck{Address: target, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure, Dialer: dialer}, nil
+}
+
+// healCommand returns a HealFunc that runs command with /bin/sh -c, killed
+// with every process it started when the heal's ctx ends. Its combined output is logged; a non-zero exit
+// is an error.
+func healCommand(command string, logger *slog.Logger) middleware.HealFunc {
+	return func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+		killGroupOnCancel(cmd)
+		cmd.WaitDelay = healWaitDelay
+		out, err := cmd.CombinedOutput()
+		if len(out) > maxHealOutput {
+			out = append(out[:maxHealOutput:maxHealOutput], "..."...)
+		}
+		logger.Info("heal command ran", "command", command, "output", string(out), "err", err)
+		if err != nil {
+			return fmt.Errorf("heal command %q: %w", command, err)
+		}
+		return nil
+	}
+}
+
+// runServe is the serve command.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return serve(ctx, args, os.Getenv, stdout, stderr)
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	const name = "tunnelprobe serve"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var f serveFlags
+	f.register(fs)
+	if code, ok := parseCommand(fs, args, getenv, serveUsage, stdout, stderr, serveExclusive...); !ok {
+		return code
+	}
+	logger := f.logger(stderr)
+	checker, err := buildChecker(&f, nil)
+	if err != nil {
+		return usageError(stderr, name, err)
+	}
+	cfg, err := f.monitorConfig(logger)
+	if err != nil {
+		return usageError(stderr, name, err)
+	}
+	mon, err := middleware.New(checker, cfg)
+	if err != nil {
+		return usageError(stderr, name, err)
+	}
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: cannot listen on %s: %v\n", name, f.listen, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
+	logger.Info("serving health endpoints", "addr", ln.Addr().String(), "mode", f.mode.String(), "check", f.check)
+	if err := serveMonitor(ctx, ln, mon, logger); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// serveMonitor runs mon and serves its endpoints on ln until ctx ends, then
+// shuts down and returns nil once nothing it started runs any more. It
+// returns an error when serving fails.
+func serveMonitor(ctx context.Context, ln net.Listener, mon *middleware.Monitor, logger *slog.Logger) error {
+	// runCtx ends the loop and, through BaseContext, every request: a
+	// /check/ or a ?wait= in flight returns at once on shutdown rather than
+	// holding it up until the grace period is over.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	srv := &http.Server{
+		Handler:           mon.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		// No ReadTimeout or WriteTimeout: the write deadline runs from the
+		// end of the headers, so it would cut a /check/ that legitimately
+		// takes up to --max-check-timeout, or a status ?wait= up to
+		// --max-wait. Those are bounded by the handlers themselves.
+		WriteTimeout: 0,
+		IdleTimeout:  time.Minute,
+		BaseContext:  func(net.Listener) context.Context { return runCtx },
+		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+
+	monitorDone := make(chan struct{})
+	go func() {
+		defer close(monitorDone)
+		_ = mon.Run(runCtx) // returns nil when runCtx ends; Run is called once
+	}()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case serveErr = <-served:
+		// Serve returns early only when accepting fails.
+		served = nil
+	}
+	stop() // end the loop and the requests in flight
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("graceful shutdown timed out, closing connections", "err", err)
+		srv.Close()
+	}
+	if served != nil {
+		<-served // http.ErrServerClosed
+	}
+	<-monitorDone
+	if serveErr != nil {
+		return fmt.Errorf("serve: %w", serveErr)
+	}
+	return nil
+}
+
+// modeValue is the --mode flag.
+type modeValue struct{ m *middleware.Mode }
+
+func (v modeValue) String() string {
+	if v.m == nil {
+		return ""
+	}
+	return v.m.String()
+}
+
+func (v modeValue) Set(s string) error {
+	m, err := middleware.ParseMode(s)
+	if err != nil {
+		return errors.New("want loop, probe or auto")
+	}
+	*v.m = m
+	return nil
+}
+
+// certPoolValue is the --tls-ca flag: the file is loaded when the flag is
+// set, so a bad file is reported as a bad flag value.
+type certPoolValue struct {
+	file string
+	pool *x509.CertPool
+}
+
+func (v *certPoolValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.file
+}
+
+func (v *certPoolValue) Set(s string) error {
+	pool, err := middleware.LoadCertPool(s)
+	if err != nil {
+		return err
+	}
+	v.file, v.pool = s, pool
+	return nil
+}
