@@ -109,7 +109,8 @@ func (m *Monitor) checkReply(res Result) reply {
 	rep := reply{code: http.StatusOK, verdict: "pass", text: "pass", result: &res, snap: m.Snapshot()}
 	if res.Err != nil {
 		rep.code, rep.verdict = http.StatusServiceUnavailable, "fail"
-		rep.text = "fail: " + errorText(res.Err, m.cfg.HideErrors)
+		rep.detail = errorText(res.Err, m.cfg.HideErrors)
+		rep.text = "fail: " + rep.detail
 	}
 	return rep
 }

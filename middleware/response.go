@@ -44,6 +44,7 @@ type reply struct {
 	code    int
 	verdict string // pass, warn or fail
 	text    string // the short plain-text line
+	detail  string // the JSON output when it differs from text
 	result  *Result
 	snap    Snapshot
 }
@@ -66,6 +67,9 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 	}
 	if rep.verdict != "pass" {
 		body.Output = rep.text
+		if rep.detail != "" {
+			body.Output = rep.detail
+		}
 	}
 	if r := rep.result; r != nil {
 		c := checkJSON{
