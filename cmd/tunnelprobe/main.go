@@ -29,6 +29,7 @@ type command struct {
 
 var commands = []command{
 	{"serve", "serve the health endpoints of a tunnel (the middleware as a sidecar)", runServe},
+	{"lab", "run the tunnel lab: WireGuard in user space over a shaped link", runLab},
 }
 
 func main() {

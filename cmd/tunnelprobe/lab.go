@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+const labUsage = `usage: tunnelprobe lab [flags]            the whole lab in one process
+       tunnelprobe lab server [flags]     the server peer, TLS target and sinks
+       tunnelprobe lab link [flags]       the shaped link as a UDP relay
+       tunnelprobe lab client [flags]     the client peer and its SOCKS5 ingress
+`
+
+// runLab implements "tunnelprobe lab". It returns the exit code: 0 after
+// an interrupt (ctx done), 1 when the lab fails, 2 for bad usage.
+func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "server":
+			return runLabServer(ctx, args[1:], stdout, stderr)
+		case "client":
+			return runLabClient(ctx, args[1:], stdout, stderr)
+		case "link":
+			return runLabLink(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fs := flag.NewFlagSet("tunnelprobe lab", flag.ContinueOnError)
+	lf := addLinkFlags(fs)
+	socks := fs.String("socks5", "127.0.0.1:1080", "SOCKS5 ingress address into the tunnel; empty for none")
+	control := fs.String("control", "127.0.0.1:8088", "HTTP control address (GET/PUT /link, POST /restart); empty for none")
+	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
+	// The health server's mode, timeout, threshold and log flags are serve's;
+	// its check is fixed: the lab's TLS target through the tunnel.
+	var hf serveFlags
+	hf.registerMonitor(fs)
+	hf.registerLog(fs)
+	serve := fs.String("serve", "", "also run the health server on this `address`, checking the lab's TLS target through\n"+
+		"the tunnel with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
+	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
+		return code
+	}
+	set, err := lf.settings()
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+	logger := hf.logger(stderr)
+	healthCfg, err := hf.monitorConfig(logger)
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+
+	lab := harness.New(harness.Config{Link: set, Seed: *lf.seed, SOCKS5: *socks})
+	if err := lab.Start(ctx); err != nil {
+		fmt.Fprintln(stderr, "lab:", err)
+		return 1
+	}
+	defer lab.Close()
+	if *caOut != "" {
+		if err := os.WriteFile(*caOut, lab.CA().PEM, 0o644); err != nil {
+			fmt.Fprintln(stderr, "lab:", err)
+			return 1
+		}
+	}
+	if a := lab.SOCKS5Addr(); a != nil {
+		fmt.Fprintf(stdout, "socks5 %s\n", a)
+	}
+	fmt.Fprintf(stdout, "tls %s (%s)\nsink %s\necho %s\n", lab.TLSAddr(), harness.TLSHost, lab.SinkAddr(), lab.EchoAddr())
+	fmt.Fprintf(stdout, "link %s\n", lab.Link().Settings().Rate)
+	if *caOut != "" {
+		fmt.Fprintf(stdout, "ca %s\n", *caOut)
+	}
+	if *serve == "" {
+		return serveControl(ctx, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
+	}
+
+	if healthCfg.Heal == nil {
+		healthCfg.Heal = lab.Restart // what a VPN restart is in the lab
+	}
+	check := middleware.TLSCheck{
+		Address:    lab.TLSAddr().String(),
+		ServerName: harness.TLSHost,
+		RootCAs:    lab.CA().Pool,
+		Dialer:     middleware.DialerFunc(lab.Dial),
+	}
+	mon, err := middleware.New(check, healthCfg)
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", *serve)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab: health server:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "health http://%s\n", ln.Addr())
+	// The control server and the health server run side by side; when one
+	// fails, runCtx stops the other.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	healthDone := make(chan error, 1)
+	go func() {
+		err := serveMonitor(runCtx, ln, mon, logger)
+		stop()
+		healthDone <- err
+	}()
+	code := serveControl(runCtx, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
+	stop()
+	if err := <-healthDone; err != nil {
+		fmt.Fprintln(stderr, "lab: health server:", err)
+		code = max(code, 1)
+	}
+	return code
+}
+
+// linkFlags are the link's settings as flags; parsing is deferred to
+// settings() so that each error names its flag.
+type linkFlags struct {
+	rate, delay, queue, loss *string
+	seed                     *uint64
+}
+
+func addLinkFlags(fs *flag.FlagSet) *linkFlags {
+	return &linkFlags{
+		rate:  fs.String("rate", "20mbit", `link rate per direction: "20mbit", "5MB/s", "100kbit", bits/s, or "unlimited"`),
+		delay: fs.String("delay", "10ms", "one-way delay (Go duration)"),
+		queue: fs.String("queue", "256p", `tail-drop queue limit per direction: packets ("300p") or bytes ("256KB")`),
+		loss:  fs.String("loss", "0", `random loss probability, 0..1 or "1%"`),
+		seed:  fs.Uint64("seed", 1, "seed of the random loss"),
+	}
+}
+
+func (f *linkFlags) settings() (harness.Settings, error) {
+	var s harness.Settings
+	var err error
+	if s.Rate, err = harness.ParseRate(*f.rate); err != nil {
+		return s, fmt.Errorf("invalid value for flag --rate: %w", err)
+	}
+	if s.Delay, err = harness.ParseDelay(*f.delay); err != nil {
+		return s, fmt.Errorf("invalid value for flag --delay: %w", err)
+	}
+	if s.Queue, err = harness.ParseQueue(*f.queue); err != nil {
+		return s, fmt.Errorf("invalid value for flag --queue: %w", err)
+	}
+	if s.Loss, err = harness.ParseLoss(*f.loss); err != nil {
+		return s, fmt.Errorf("invalid value for flag --loss: %w", err)
+	}
+	return s, nil
+}
+
+// serveControl serves h on addr (if any) and blocks until ctx is done.
+func serveControl(ctx context.Context, addr string, h http.Handler, stdout, stderr io.Writer) int {
+	if addr == "" {
+		<-ctx.Done()
+		return 0
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab: control:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "control http://%s\n", ln.Addr())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		errc <- srv.Serve(ln)
+	}()
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		fmt.Fprintln(stderr, "lab: control:", err)
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	wg.Wait()
+	return code
+}
+
+// keyFlag loads the private key at path, generating and writing it first
+// if the file does not exist.
+func loadOrCreateKey(path string) (harness.Key, error) {
+	if path == "" {
+		return harness.GenerateKey()
+	}
+	k, err := harness.ReadKeyFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if k, err = harness.GenerateKey(); err == nil {
+			err = harness.WriteKeyFile(path, k)
+		}
+	}
+	return k, err
+}
+
+// peerKey reads a public key given in base64 or as a file holding it.
+func peerKey(v string) (harness.Key, error) {
+	if k, err := harness.ParseKey(v); err == nil {
+		return k, nil
+	}
+	return harness.ReadKeyFile(v)
+}
+
+func resolveUDP(ctx context.Context, s string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap, nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+	if err != nil || len(ips) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("resolve %s: %v", host, err)
+	}
+	return netip.ParseAddrPort(net.JoinHostPort(ips[0].String(), port))
+}
+
+func runLabServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tunnelprobe lab server", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:51820", "WireGuard UDP address")
+	keyFile := fs.String("key", "", "private key file (created if missing); empty generates a key")
+	pubOut := fs.String("pub-out", "", "write the public key to this file")
+	peer := fs.String("peer", "", "the client's public key, base64 or a file holding it (required)")
+	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
+	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
+		return code
+	}
+	pk, err := peerKey(*peer)
+	if err != nil {
+		fmt.Fprintln(stderr, "invalid value for flag --peer:", err)
+		return 2
+	}
+	key, err := loadOrCreateKey(*keyFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "invalid value for flag --key:", err)
+		return 2
+	}
+	srv := harness.NewServer(harness.ServerConfig{PrivateKey: key, ClientPublicKey: pk, Listen: *listen})
+	if err := srv.Start(ctx); err != nil {
+		fmt.Fprintln(stderr, "lab server:", err)
+		return 1
+	}
+	defer srv.Close()
+	if code := writeOutputs(*pubOut, key.Public(), *caOut, srv.CA().PEM, stderr); code != 0 {
+		return code
+	}
+	fmt.Fprintf(stdout, "wireguard %s\npublic-key %s\ntls %s (%s)\nsink %s\necho %s\n",
+		srv.UDPAddr(), key.Public(), srv.TLSAddr(), harness.TLSHost, srv.SinkAddr(), srv.EchoAddr())
+	<-ctx.Done()
+	return 0
+}
+
+func writeOutputs(pubOut string, pub harness.Key, caOut string, ca []byte, stderr io.Writer) int {
+	if pubOut != "" {
+		if err := os.WriteFile(pubOut, []byte(pub.String()+"\n"), 0o644); err != nil {
+			fmt.Fprintln(stderr, "lab:", err)
+			return 1
+		}
+	}
+	if caOut != "" {
+		if err := os.WriteFile(caOut, ca, 0o644); err != nil {
+			fmt.Fprintln(stderr, "lab:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tunnelprobe lab link", flag.ContinueOnError)
+	lf := addLinkFlags(fs)
+	listen := fs.String("listen", "127.0.0.1:51821", "UDP address the client peer sends to")
+	server := fs.String("server", "127.0.0.1:51820", "the server peer's UDP address")
+	control := fs.String("control", "127.0.0.1:8088", "HTTP control address (GET/PUT /link); empty for none")
+	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
+		return code
+	}
+	set, err := lf.settings()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	srvAddr, err := resolveUDP(ctx, *server)
+	if err != nil {
+		fmt.Fprintln(stderr, "invalid value for flag --server:", err)
+		return 2
+	}
+	link := harness.NewLink(harness.LinkConfig{Settings: set, Seed: *lf.seed, Listen: *listen, Server: srvAddr})
+	if err := link.Start(ctx); err != nil {
+		fmt.Fprintln(stderr, "lab link:", err)
+		return 1
+	}
+	defer link.Close()
+	fmt.Fprintf(stdout, "link %s -> %s (rate %s, delay %s, queue %s)\n", link.Addr(), srvAddr, set.Rate, set.Delay, set.Queue)
+	return serveControl(ctx, *control, harness.ControlHandler(link, nil), stdout, stderr)
+}
+
+func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tunnelprobe lab client", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "WireGuard UDP address")
+	endpoint := fs.String("endpoint", "127.0.0.1:51821", "where to send: the link, or the server peer")
+	keyFile := fs.String("key", "", "private key file (created if missing); empty generates a key")
+	pubOut := fs.String("pub-out", "", "write the public key to this file")
+	peer := fs.String("peer", "", "the server's public key, base64 or a file holding it (required)")
+	socks := fs.String("socks5", "127.0.0.1:1080", "SOCKS5 ingress address; empty for none")
+	control := fs.String("control", "", "HTTP control address (POST /restart); empty for none")
+	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
+		return code
+	}
+	pk, err := peerKey(*peer)
+	if err != nil {
+		fmt.Fprintln(stderr, "invalid value for flag --peer:", err)
+		return 2
+	}
+	key, err := loadOrCreateKey(*keyFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "invalid value for flag --key:", err)
+		return 2
+	}
+	ep, err := resolveUDP(ctx, *endpoint)
+	if err != nil {
+		fmt.Fprintln(stderr, "invalid value for flag --endpoint:", err)
+		return 2
+	}
+	if code := writeOutputs(*pubOut, key.Public(), "", nil, stderr); code != 0 {
+		return code
+	}
+	cl := harness.NewClient(harness.ClientConfig{PrivateKey: key, ServerPublicKey: pk, Endpoint: ep, Listen: *listen})
+	if err := cl.Start(ctx); err != nil {
+		fmt.Fprintln(stderr, "lab client:", err)
+		return 1
+	}
+	defer cl.Close()
+	fmt.Fprintf(stdout, "wireguard %s -> %s\npublic-key %s\n", cl.UDPAddr(), ep, key.Public())
+	if *socks != "" {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", *socks)
+		if err != nil {
+			fmt.Fprintln(stderr, "lab client: socks5:", err)
+			return 1
+		}
+		s := &harness.SOCKS5{Dial: cl.Dial}
+		if err := s.Start(ln); err != nil {
+			ln.Close()
+			fmt.Fprintln(stderr, "lab client: socks5:", err)
+			return 1
+		}
+		defer s.Close()
+		fmt.Fprintf(stdout, "socks5 %s\n", ln.Addr())
+	}
+	return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
+}

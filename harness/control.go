@@ -1,0 +1,230 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// LinkState is the JSON form of the link served by GET /link.
+type LinkState struct {
+	Rate     string   `json:"rate"`
+	RateBPS  int64    `json:"rate_bps"`
+	Delay    string   `json:"delay"`
+	Queue    string   `json:"queue"`
+	Loss     float64  `json:"loss"`
+	Down     bool     `json:"down"`
+	Uplink   Counters `json:"uplink"`
+	Downlink Counters `json:"downlink"`
+}
+
+// State returns the link's settings and counters in their JSON form.
+func (st LinkStats) State() LinkState {
+	s := st.Settings
+	return LinkState{
+		Rate: s.Rate.String(), RateBPS: int64(s.Rate), Delay: s.Delay.String(), Queue: s.Queue.String(),
+		Loss: s.Loss, Down: s.Down, Uplink: st.Uplink, Downlink: st.Downlink,
+	}
+}
+
+// FieldError is a bad value in a link update; Field is its JSON name.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// ParseLinkUpdate reads a JSON object with any of rate, delay, queue, loss
+// and down, and returns a function that applies it to Settings. Rate and
+// queue take the strings of ParseRate and ParseQueue or a number (bits/s,
+// bytes); delay a Go duration string; loss a number in 0..1 or a string
+// such as "1%"; down a boolean. Errors are *FieldError.
+func ParseLinkUpdate(body []byte) (func(*Settings), error) {
+	var raw map[string]json.RawMessage
+	d := json.NewDecoder(bytes.NewReader(body))
+	if err := d.Decode(&raw); err != nil {
+		return nil, &FieldError{Field: "body", Err: fmt.Errorf("not a JSON object: %w", err)}
+	}
+	if raw == nil {
+		return nil, &FieldError{Field: "body", Err: errors.New("not a JSON object")}
+	}
+	var edits []func(*Settings)
+	for _, field := range []string{"rate", "delay", "queue", "loss", "down"} {
+		v, ok := raw[field]
+		if !ok {
+			continue
+		}
+		delete(raw, field)
+		edit, err := parseField(field, v)
+		if err != nil {
+			return nil, &FieldError{Field: field, Err: err}
+		}
+		edits = append(edits, edit)
+	}
+	for field := range raw {
+		if field == "" {
+			field = `""` // still a name the client can see
+		}
+		return nil, &FieldError{Field: field, Err: errors.New("unknown field")}
+	}
+	return func(s *Settings) {
+		for _, e := range edits {
+			e(s)
+		}
+	}, nil
+}
+
+// stringOrNumber returns a JSON string's contents or a number's text.
+func stringOrNumber(v json.RawMessage) (string, bool, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s, false, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(v, &n); err != nil {
+		return "", false, errors.New("want a string or a number")
+	}
+	return n.String(), true, nil
+}
+
+func parseField(field string, v json.RawMessage) (func(*Settings), error) {
+	switch field {
+	case "rate":
+		s, _, err := stringOrNumber(v)
+		if err != nil {
+			return nil, err
+		}
+		r, err := ParseRate(s)
+		if err != nil {
+			return nil, err
+		}
+		return func(st *Settings) { st.Rate = r }, nil
+	case "delay":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, errors.New("want a duration string such as \"20ms\"")
+		}
+		d, err := ParseDelay(s)
+		if err != nil {
+			return nil, err
+		}
+		return func(st *Settings) { st.Delay = d }, nil
+	case "queue":
+		s, _, err := stringOrNumber(v)
+		if err != nil {
+			return nil, err
+		}
+		q, err := ParseQueue(s)
+		if err != nil {
+			return nil, err
+		}
+		return func(st *Settings) { st.Queue = q }, nil
+	case "loss":
+		s, _, err := stringOrNumber(v)
+		if err != nil {
+			return nil, err
+		}
+		p, err := ParseLoss(s)
+		if err != nil {
+			return nil, err
+		}
+		return func(st *Settings) { st.Loss = p }, nil
+	case "down":
+		var b bool
+		if err := json.Unmarshal(v, &b); err != nil {
+			return nil, errors.New("want true or false")
+		}
+		return func(st *Settings) { st.Down = b }, nil
+	}
+	return nil, errors.New("unknown field")
+}
+
+// ControlHandler serves the lab's control API:
+//
+//	GET  /link     settings and counters (LinkState)
+//	PUT  /link     change any of rate, delay, queue, loss, down (see
+//	               ParseLinkUpdate); answers the new LinkState
+//	POST /restart  restart the client peer (404 if restart is nil)
+//
+// A nil link serves only /restart (the client process of a split lab).
+// A bad value is a 400 whose JSON body names the field; other methods get
+// 405. Only parser messages reach the client, never internal errors.
+func ControlHandler(link *Link, restart func(context.Context) error) http.Handler {
+	mux := http.NewServeMux()
+	if link == nil {
+		mux.HandleFunc("POST /restart", restartHandler(restart))
+		return mux
+	}
+	mux.HandleFunc("GET /link", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, link.Stats().State())
+	})
+	mux.HandleFunc("PUT /link", func(w http.ResponseWriter, r *http.Request) {
+		body, err := readBody(r)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody{Error: "body: " + err.Error(), Field: "body"})
+			return
+		}
+		edit, err := ParseLinkUpdate(body)
+		if err == nil {
+			err = link.Update(edit)
+		}
+		if err != nil {
+			var fe *FieldError
+			field := "body"
+			if errors.As(err, &fe) {
+				field = fe.Field
+			}
+			writeJSON(w, http.StatusBadRequest, errorBody{Error: err.Error(), Field: field})
+			return
+		}
+		writeJSON(w, http.StatusOK, link.Stats().State())
+	})
+	mux.HandleFunc("POST /restart", restartHandler(restart))
+	return mux
+}
+
+func restartHandler(restart func(context.Context) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if restart == nil {
+			http.NotFound(w, r)
+			return
+		}
+		start := time.Now()
+		if err := restart(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "restart failed"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"restarted": "client", "took": time.Since(start).String()})
+	}
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func readBody(r *http.Request) ([]byte, error) {
+	const limit = 64 << 10
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil {
+		return nil, errors.New("unreadable or larger than " + strconv.Itoa(limit) + " bytes")
+	}
+	_ = n
+	return buf.Bytes(), nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

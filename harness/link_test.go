@@ -1,0 +1,84 @@
+package harness
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+func udpSock(t *testing.T) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func recvOne(t *testing.T, c *net.UDPConn) string {
+	t.Helper()
+	buf := make([]byte, 2048)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second)) // safety net only
+	n, _, err := c.ReadFromUDP(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(buf[:n])
+}
+
+func TestLinkRelaysBothWaysAndFollowsClient(t *testing.T) {
+	server := udpSock(t)
+	l := NewLink(LinkConfig{Server: server.LocalAddr().(*net.UDPAddr).AddrPort(), Settings: Settings{Rate: 10_000_000}})
+	if err := l.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	toLink := net.UDPAddrFromAddrPort(l.Addr())
+
+	client := udpSock(t)
+	client.WriteToUDP([]byte("up"), toLink)
+	if got := recvOne(t, server); got != "up" {
+		t.Fatalf("server got %q", got)
+	}
+	server.WriteToUDP([]byte("down"), net.UDPAddrFromAddrPort(l.ServerSideAddr()))
+	if got := recvOne(t, client); got != "down" {
+		t.Fatalf("client got %q", got)
+	}
+
+	// A restarted client comes from a new port; replies follow it.
+	client2 := udpSock(t)
+	client2.WriteToUDP([]byte("again"), toLink)
+	if got := recvOne(t, server); got != "again" {
+		t.Fatalf("server got %q", got)
+	}
+	server.WriteToUDP([]byte("back"), net.UDPAddrFromAddrPort(l.ServerSideAddr()))
+	if got := recvOne(t, client2); got != "back" {
+		t.Fatalf("new client got %q", got)
+	}
+
+	// Live change: an outage drops, and the counters say so.
+	if err := l.Update(func(s *Settings) { s.Down = true }); err != nil {
+		t.Fatal(err)
+	}
+	client2.WriteToUDP([]byte("lost"), toLink)
+	// Sync point: the relay has read and dropped it before the link is up.
+	for deadline := time.Now().Add(5 * time.Second); l.Stats().Uplink.OutageDrops == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the packet sent during the outage was never counted")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.Update(func(s *Settings) { s.Down = false })
+	client2.WriteToUDP([]byte("after"), toLink)
+	if got := recvOne(t, server); got != "after" {
+		t.Fatalf("server got %q after the outage", got)
+	}
+	st := l.Stats()
+	if st.Uplink.Packets != 3 || st.Downlink.Packets != 2 || st.Uplink.OutageDrops != 1 {
+		t.Fatalf("counters %+v", st)
+	}
+	if err := l.Update(func(s *Settings) { s.Loss = 2 }); err == nil {
+		t.Fatal("accepted loss 2")
+	}
+}

@@ -1,0 +1,239 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.zx2c4.com/wireguard/tun"
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/link/channel"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+)
+
+// This file is wireguard-go's tun/netstack reduced to what the lab needs,
+// for two reasons: netstack.CreateNetTUN gives no access to the gVisor
+// stack, whose TCP buffer defaults (1 MiB send and receive per connection)
+// would let thousands of greedy flows eat gigabytes; and its Close can race
+// a pending packet into a closed channel, which a lab that restarts its
+// client peer would hit.
+
+// Buffers are the TCP buffer limits of a netstack, in bytes. Both grow by
+// auto-tuning from Default up to Max as a connection's window needs it, so
+// idle or slow connections stay small and one fast flow can still fill a
+// 100 Mbit/s link. The zero value means DefaultBuffers.
+type Buffers struct {
+	SendDefault, SendMax       int
+	ReceiveDefault, ReceiveMax int
+}
+
+// DefaultBuffers keep a greedy flow on a slow shared link at about
+// 32 KiB of send buffer, so 3,000 of them cost about 100 MiB.
+var DefaultBuffers = Buffers{SendDefault: 32 << 10, SendMax: 4 << 20, ReceiveDefault: 64 << 10, ReceiveMax: 4 << 20}
+
+const nicID = 1
+
+// netTUN is a tun.Device whose other side is a gVisor TCP/IP stack.
+type netTUN struct {
+	ep        *channel.Endpoint
+	stack     *stack.Stack
+	events    chan tun.Event
+	mtu       int
+	ctx       context.Context // cancelled by Close: unblocks Read
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+	hosts     map[string]netip.Addr
+}
+
+// newNetTUN creates the stack with one address. hosts maps names to
+// in-tunnel addresses for Dial (there is no DNS in the lab).
+func newNetTUN(addr netip.Addr, mtu int, bufs Buffers, hosts map[string]netip.Addr) (*netTUN, error) {
+	if bufs == (Buffers{}) {
+		bufs = DefaultBuffers
+	}
+	s := stack.New(stack.Options{
+		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol},
+		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol, icmp.NewProtocol4, icmp.NewProtocol6},
+		HandleLocal:        true,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &netTUN{
+		ep:     channel.New(1024, uint32(mtu), ""),
+		stack:  s,
+		events: make(chan tun.Event, 1),
+		mtu:    mtu,
+		ctx:    ctx,
+		cancel: cancel,
+		hosts:  hosts,
+	}
+	fail := func(what string, err tcpip.Error) (*netTUN, error) {
+		s.Destroy()
+		cancel()
+		return nil, fmt.Errorf("harness: netstack %s: %v", what, err)
+	}
+	sack := tcpip.TCPSACKEnabled(true)
+	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &sack); err != nil {
+		return fail("SACK", err)
+	}
+	snd := tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: bufs.SendDefault, Max: bufs.SendMax}
+	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &snd); err != nil {
+		return fail("send buffer", err)
+	}
+	rcv := tcpip.TCPReceiveBufferSizeRangeOption{Min: 4 << 10, Default: bufs.ReceiveDefault, Max: bufs.ReceiveMax}
+	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &rcv); err != nil {
+		return fail("receive buffer", err)
+	}
+	moderate := tcpip.TCPModerateReceiveBufferOption(true)
+	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &moderate); err != nil {
+		return fail("receive buffer moderation", err)
+	}
+	if err := s.CreateNIC(nicID, t.ep); err != nil {
+		return fail("NIC", err)
+	}
+	proto := ipv4.ProtocolNumber
+	route := header.IPv4EmptySubnet
+	if addr.Is6() {
+		proto, route = ipv6.ProtocolNumber, header.IPv6EmptySubnet
+	}
+	pa := tcpip.ProtocolAddress{Protocol: proto, AddressWithPrefix: tcpip.AddrFromSlice(addr.AsSlice()).WithPrefix()}
+	if err := s.AddProtocolAddress(nicID, pa, stack.AddressProperties{}); err != nil {
+		return fail("address", err)
+	}
+	s.AddRoute(tcpip.Route{Destination: route, NIC: nicID})
+	t.events <- tun.EventUp
+	return t, nil
+}
+
+func (t *netTUN) File() *os.File           { return nil }
+func (t *netTUN) Name() (string, error)    { return "lab", nil }
+func (t *netTUN) MTU() (int, error)        { return t.mtu, nil }
+func (t *netTUN) Events() <-chan tun.Event { return t.events }
+
+// BatchSize lets WireGuard take up to 16 packets per Read, which it then
+// encrypts and sends as one batch.
+func (t *netTUN) BatchSize() int { return 16 }
+
+// Read blocks for one outbound packet of the stack, then takes whatever
+// else is already waiting, up to len(bufs).
+func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
+	pkt := t.ep.ReadContext(t.ctx)
+	if pkt == nil {
+		return 0, os.ErrClosed
+	}
+	n := 0
+	for {
+		view := pkt.ToView()
+		pkt.DecRef()
+		sizes[n] = copy(bufs[n][offset:], view.AsSlice())
+		view.Release()
+		n++
+		if n == len(bufs) {
+			return n, nil
+		}
+		if pkt = t.ep.Read(); pkt == nil {
+			return n, nil
+		}
+	}
+}
+
+// Write injects decrypted packets into the stack.
+func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
+	for _, b := range bufs {
+		p := b[offset:]
+		if len(p) == 0 {
+			continue
+		}
+		pkb := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
+		switch p[0] >> 4 {
+		case 4:
+			t.ep.InjectInbound(header.IPv4ProtocolNumber, pkb)
+		case 6:
+			t.ep.InjectInbound(header.IPv6ProtocolNumber, pkb)
+		default:
+			pkb.DecRef()
+			return 0, syscall.EAFNOSUPPORT
+		}
+		pkb.DecRef()
+	}
+	return len(bufs), nil
+}
+
+// Close aborts every connection of the stack and waits for its goroutines.
+// WireGuard's device.Close calls it; calling it again is harmless.
+func (t *netTUN) Close() error {
+	t.closeOnce.Do(func() {
+		t.cancel()
+		t.ep.Close()
+		t.stack.Close()
+		t.stack.Wait()
+		close(t.events) // ends WireGuard's event reader
+	})
+	return nil
+}
+
+// DialContext dials a TCP or UDP address inside the tunnel. The host is an
+// IP address or one of the lab's names.
+func (t *netTUN) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	ap, err := t.resolve(address)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	fa, proto := fullAddr(ap)
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+		return gonet.DialContextTCP(ctx, t.stack, fa, proto)
+	case "udp", "udp4", "udp6":
+		return gonet.DialUDP(t.stack, nil, &fa, proto)
+	}
+	return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
+}
+
+func (t *netTUN) resolve(address string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("bad port %q", port)
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		var ok bool
+		if a, ok = t.hosts[host]; !ok {
+			return netip.AddrPort{}, &net.DNSError{Err: "no such host in the lab", Name: host, IsNotFound: true}
+		}
+	}
+	return netip.AddrPortFrom(a.Unmap(), uint16(p)), nil
+}
+
+// ListenTCP listens inside the tunnel.
+func (t *netTUN) ListenTCP(ap netip.AddrPort) (net.Listener, error) {
+	fa, proto := fullAddr(ap)
+	return gonet.ListenTCP(t.stack, fa, proto)
+}
+
+func fullAddr(ap netip.AddrPort) (tcpip.FullAddress, tcpip.NetworkProtocolNumber) {
+	proto := ipv4.ProtocolNumber
+	if ap.Addr().Is6() {
+		proto = ipv6.ProtocolNumber
+	}
+	fa := tcpip.FullAddress{NIC: nicID, Port: ap.Port()}
+	if ap.Addr().IsValid() && !ap.Addr().IsUnspecified() {
+		fa.Addr = tcpip.AddrFromSlice(ap.Addr().AsSlice())
+	}
+	return fa, proto
+}

@@ -1,0 +1,128 @@
+package harness
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Rate
+	}{
+		{"20mbit", 20_000_000}, {"20Mbit", 20_000_000}, {"100kbit", 100_000}, {"1gbit", 1_000_000_000},
+		{"5MB/s", 40_000_000}, {"1KiB/s", 8192}, {"10Mb/s", 10_000_000}, {"1500", 1500}, {"2.5mbit", 2_500_000},
+		{"8bit", 8}, {"unlimited", 0}, {" 1mbps ", 1_000_000},
+	} {
+		got, err := ParseRate(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "0", "0mbit", "-1mbit", "20furlongs", "mbit", "1e3", "0x10", "1..2mbit", "NaN", "2000gbit", "0.1bit"} {
+		if r, err := ParseRate(in); err == nil || !errors.Is(err, ErrSyntax) {
+			t.Errorf("ParseRate(%q) = %v, %v; want an ErrSyntax error", in, r, err)
+		}
+	}
+}
+
+func TestParseQueue(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want QueueLimit
+	}{
+		{"300p", QueueLimit{Packets: 300}}, {"256KB", QueueLimit{Bytes: 256_000}}, {"256KiB", QueueLimit{Bytes: 262_144}},
+		{"65536", QueueLimit{Bytes: 65536}}, {"1MB", QueueLimit{Bytes: 1_000_000}}, {"1500B", QueueLimit{Bytes: 1500}},
+	} {
+		got, err := ParseQueue(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseQueue(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "0p", "1.5p", "p", "-3p", "0", "10TB", "12 apples", "2GiB"} {
+		if q, err := ParseQueue(in); err == nil {
+			t.Errorf("ParseQueue(%q) = %v; want an error", in, q)
+		}
+	}
+}
+
+func TestParseDelayLoss(t *testing.T) {
+	if d, err := ParseDelay("20ms"); err != nil || d != 20*time.Millisecond {
+		t.Errorf("ParseDelay(20ms) = %v, %v", d, err)
+	}
+	for _, in := range []string{"-1ms", "20", "2h", "soon"} {
+		if _, err := ParseDelay(in); err == nil {
+			t.Errorf("ParseDelay(%q): no error", in)
+		}
+	}
+	if p, err := ParseLoss("1%"); err != nil || p != 0.01 {
+		t.Errorf("ParseLoss(1%%) = %v, %v", p, err)
+	}
+	for _, in := range []string{"1.5", "-0.1", "200%", "x"} {
+		if _, err := ParseLoss(in); err == nil {
+			t.Errorf("ParseLoss(%q): no error", in)
+		}
+	}
+}
+
+// The parsers read outside input (flags, the control API): they must never
+// panic, and what they accept must survive a round trip through String.
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"20mbit", "5MB/s", "100kbit", "1500", "unlimited", "1.5Gb/s", "0", "-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRate(s)
+		if err != nil {
+			return
+		}
+		if r < 0 || r > MaxRate {
+			t.Fatalf("ParseRate(%q) = %d out of range", s, r)
+		}
+		back, err := ParseRate(r.String())
+		if err != nil || back != r {
+			t.Fatalf("round trip of %q: %v -> %q -> %v, %v", s, r, r.String(), back, err)
+		}
+	})
+}
+
+func FuzzParseQueue(f *testing.F) {
+	for _, s := range []string{"256KB", "300p", "65536", "1MiB", "0p", "p"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q, err := ParseQueue(s)
+		if err != nil {
+			return
+		}
+		if err := q.validate(); err != nil || q.IsZero() {
+			t.Fatalf("ParseQueue(%q) = %+v, invalid: %v", s, q, err)
+		}
+		back, err := ParseQueue(q.String())
+		if err != nil || back != q {
+			t.Fatalf("round trip of %q: %+v -> %q -> %+v, %v", s, q, q.String(), back, err)
+		}
+	})
+}
+
+func FuzzParseLinkUpdate(f *testing.F) {
+	for _, s := range []string{`{"rate":"20mbit","delay":"20ms","queue":"256KB","loss":0.01,"down":true}`, `{"rate":5000000}`, `{}`, `[]`, `null`, `{"x":1}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		edit, err := ParseLinkUpdate([]byte(s))
+		if err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field == "" {
+				t.Fatalf("error without a field: %v", err)
+			}
+			return
+		}
+		var st Settings
+		edit(&st)
+		if err := st.Validate(); err != nil {
+			t.Fatalf("accepted %q into invalid settings %+v: %v", s, st, err)
+		}
+	})
+}

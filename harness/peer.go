@@ -1,0 +1,434 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.zx2c4.com/wireguard/device"
+)
+
+// In-tunnel addresses and ports. They exist only inside the two netstacks:
+// no packet to or from them ever reaches the host's network.
+var (
+	ServerTunnelAddr = netip.MustParseAddr("10.99.0.1")
+	ClientTunnelAddr = netip.MustParseAddr("10.99.0.2")
+)
+
+const (
+	TLSPort  = 443
+	SinkPort = 9 // discard
+	EchoPort = 7 // echo
+	// DefaultMTU is the tunnel MTU, WireGuard's usual 1420.
+	DefaultMTU = 1420
+	// TLSHost and SinkHost are names the client's Dial resolves to the
+	// server's in-tunnel address (the lab has no DNS).
+	TLSHost  = "tls.lab"
+	SinkHost = "sink.lab"
+)
+
+func labHosts(server netip.Addr) map[string]netip.Addr {
+	return map[string]netip.Addr{TLSHost: server, SinkHost: server}
+}
+
+// peer is one WireGuard device on its own netstack.
+type peer struct {
+	dev  *device.Device
+	tun  *netTUN
+	bind *udpBind
+}
+
+type peerConfig struct {
+	priv    Key
+	listen  string // UDP host:port
+	addr    netip.Addr
+	mtu     int
+	bufs    Buffers
+	hosts   map[string]netip.Addr
+	peerCfg string // the UAPI lines of the one peer
+	log     *slog.Logger
+}
+
+func startPeer(c peerConfig) (*peer, error) {
+	host, port, err := splitListen(c.listen)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newNetTUN(c.addr, c.mtu, c.bufs, c.hosts)
+	if err != nil {
+		return nil, err
+	}
+	logger := device.NewLogger(device.LogLevelSilent, "")
+	if c.log != nil {
+		l := c.log
+		logger.Errorf = func(format string, args ...any) { l.Debug(fmt.Sprintf(format, args...)) }
+		logger.Verbosef = func(format string, args ...any) { l.Debug(fmt.Sprintf(format, args...)) }
+	}
+	b := &udpBind{host: host}
+	dev := device.NewDevice(t, b, logger) // takes ownership of t
+	uapi := fmt.Sprintf("private_key=%s\nlisten_port=%d\nreplace_peers=true\n%s", c.priv.hex(), port, c.peerCfg)
+	if err := dev.IpcSet(uapi); err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("harness: configure WireGuard: %w", err)
+	}
+	if err := dev.Up(); err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("harness: WireGuard up: %w", err)
+	}
+	return &peer{dev: dev, tun: t, bind: b}, nil
+}
+
+func splitListen(s string) (string, uint16, error) {
+	if s == "" {
+		return "127.0.0.1", 0, nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, fmt.Errorf("harness: UDP listen address %q: %w", s, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("harness: UDP listen address %q: bad port", s)
+	}
+	return host, uint16(p), nil
+}
+
+// udpAddr is the peer's UDP address; unspecified hosts read as loopback.
+func (p *peer) udpAddr() netip.AddrPort {
+	p.bind.mu.Lock()
+	defer p.bind.mu.Unlock()
+	if p.bind.c == nil {
+		return netip.AddrPort{}
+	}
+	ap := p.bind.c.LocalAddr().(*net.UDPAddr).AddrPort()
+	if ap.Addr().IsUnspecified() {
+		ap = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), ap.Port())
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// close closes the device, which closes the netstack (aborting its
+// connections) and the socket, and waits for the device's goroutines.
+func (p *peer) close() { p.dev.Close() }
+
+// ServerConfig configures the server peer. Zero fields take the defaults
+// in their comments.
+type ServerConfig struct {
+	// PrivateKey is the server's key; zero generates one.
+	PrivateKey Key
+	// ClientPublicKey is the only peer allowed. Required.
+	ClientPublicKey Key
+	// Listen is the UDP address; default "127.0.0.1:0" (a free port).
+	Listen string
+	// Addr is the in-tunnel address; default ServerTunnelAddr.
+	Addr netip.Addr
+	// ClientAddr is the client's in-tunnel address; default ClientTunnelAddr.
+	ClientAddr netip.Addr
+	// MTU defaults to DefaultMTU.
+	MTU int
+	// Buffers are the netstack's TCP buffers; zero means DefaultBuffers.
+	Buffers Buffers
+	// Log receives WireGuard's errors at debug level; nil discards them.
+	Log *slog.Logger
+}
+
+// Server is the server peer: a WireGuard device whose netstack hosts the TLS
+// target on TLSPort, a discarding sink on SinkPort and an echoing sink on
+// EchoPort.
+type Server struct {
+	cfg    ServerConfig
+	ca     *CA
+	peer   *peer
+	target *TLSTarget
+	sink   Sink
+	echo   Sink
+}
+
+// NewServer returns a Server; it starts nothing until Start.
+func NewServer(cfg ServerConfig) *Server {
+	if !cfg.Addr.IsValid() {
+		cfg.Addr = ServerTunnelAddr
+	}
+	if !cfg.ClientAddr.IsValid() {
+		cfg.ClientAddr = ClientTunnelAddr
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = DefaultMTU
+	}
+	s := &Server{cfg: cfg}
+	s.echo.Echo = true
+	return s
+}
+
+// Start generates the CA (and the key if none was given), brings the
+// device up and starts the services. On error everything started is
+// closed again.
+func (s *Server) Start(ctx context.Context) (err error) {
+	if s.peer != nil {
+		return errors.New("harness: server already started")
+	}
+	if s.cfg.ClientPublicKey == (Key{}) {
+		return errors.New("harness: server needs the client's public key")
+	}
+	if s.cfg.PrivateKey == (Key{}) {
+		if s.cfg.PrivateKey, err = GenerateKey(); err != nil {
+			return err
+		}
+	}
+	if s.ca, err = NewCA(); err != nil {
+		return err
+	}
+	cert, err := s.ca.Issue(TLSHost, s.cfg.Addr.String())
+	if err != nil {
+		return err
+	}
+	p, err := startPeer(peerConfig{
+		priv:    s.cfg.PrivateKey,
+		listen:  s.cfg.Listen,
+		addr:    s.cfg.Addr,
+		mtu:     s.cfg.MTU,
+		bufs:    s.cfg.Buffers,
+		peerCfg: fmt.Sprintf("public_key=%s\nallowed_ip=%s\n", s.cfg.ClientPublicKey.hex(), netip.PrefixFrom(s.cfg.ClientAddr, s.cfg.ClientAddr.BitLen())),
+		log:     s.cfg.Log,
+	})
+	if err != nil {
+		return err
+	}
+	s.peer = p
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	tl, err := p.tun.ListenTCP(netip.AddrPortFrom(s.cfg.Addr, TLSPort))
+	if err != nil {
+		return fmt.Errorf("harness: TLS target listen: %w", err)
+	}
+	s.target = StartTLSTarget(tl, cert)
+	for _, x := range []struct {
+		sink *Sink
+		port uint16
+	}{{&s.sink, SinkPort}, {&s.echo, EchoPort}} {
+		ln, err := p.tun.ListenTCP(netip.AddrPortFrom(s.cfg.Addr, x.port))
+		if err != nil {
+			return fmt.Errorf("harness: sink listen: %w", err)
+		}
+		if err := x.sink.Start(ln); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	return nil
+}
+
+// Close stops the services and the device and waits for their goroutines.
+func (s *Server) Close() error {
+	if s.peer == nil {
+		return nil
+	}
+	var errs []error
+	if s.target != nil {
+		errs = append(errs, s.target.Close())
+	}
+	errs = append(errs, s.sink.Close(), s.echo.Close())
+	s.peer.close()
+	s.peer = nil
+	return errors.Join(errs...)
+}
+
+// PublicKey is the server's public key (valid after Start).
+func (s *Server) PublicKey() Key { return s.cfg.PrivateKey.Public() }
+
+// UDPAddr is the server's WireGuard UDP address.
+func (s *Server) UDPAddr() netip.AddrPort { return s.peer.udpAddr() }
+
+// CA is the CA that issued the TLS target's certificate.
+func (s *Server) CA() *CA { return s.ca }
+
+// TLSAddr, SinkAddr and EchoAddr are the in-tunnel service addresses.
+func (s *Server) TLSAddr() netip.AddrPort  { return netip.AddrPortFrom(s.cfg.Addr, TLSPort) }
+func (s *Server) SinkAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, SinkPort) }
+func (s *Server) EchoAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, EchoPort) }
+
+// SinkStats and EchoStats are the counters of the two sinks.
+func (s *Server) SinkStats() SinkStats { return s.sink.Stats() }
+func (s *Server) EchoStats() SinkStats { return s.echo.Stats() }
+
+// ClientConfig configures the client peer. Zero fields take the defaults
+// in their comments.
+type ClientConfig struct {
+	// PrivateKey is the client's key; zero generates one.
+	PrivateKey Key
+	// ServerPublicKey is the server's key. Required.
+	ServerPublicKey Key
+	// Endpoint is where the client sends: the link, or the server itself.
+	// Required.
+	Endpoint netip.AddrPort
+	// Listen is the UDP address; default "127.0.0.1:0" (a free port, a new
+	// one after each restart, as a restarted VPN client would get).
+	Listen string
+	// Addr is the in-tunnel address; default ClientTunnelAddr.
+	Addr netip.Addr
+	// ServerAddr is the server's in-tunnel address, for the lab's host
+	// names; default ServerTunnelAddr.
+	ServerAddr netip.Addr
+	// MTU defaults to DefaultMTU.
+	MTU int
+	// Buffers are the netstack's TCP buffers; zero means DefaultBuffers.
+	Buffers Buffers
+	// Keepalive is WireGuard's persistent keepalive; default 25s. It also
+	// makes the client start its handshake as soon as it is up.
+	Keepalive time.Duration
+	// Log receives WireGuard's errors at debug level; nil discards them.
+	Log *slog.Logger
+}
+
+// Client is the client peer. Dial opens connections inside the tunnel.
+type Client struct {
+	cfg ClientConfig
+
+	mu   sync.RWMutex // guards peer; Restart holds it to swap devices
+	peer *peer
+}
+
+// NewClient returns a Client; it starts nothing until Start.
+func NewClient(cfg ClientConfig) *Client {
+	if !cfg.Addr.IsValid() {
+		cfg.Addr = ClientTunnelAddr
+	}
+	if !cfg.ServerAddr.IsValid() {
+		cfg.ServerAddr = ServerTunnelAddr
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = DefaultMTU
+	}
+	if cfg.Keepalive == 0 {
+		cfg.Keepalive = 25 * time.Second
+	}
+	return &Client{cfg: cfg}
+}
+
+// PublicKey is the client's public key (valid after Start, or at once when
+// a private key was configured).
+func (c *Client) PublicKey() Key { return c.cfg.PrivateKey.Public() }
+
+// Start brings the device up. The first handshake follows at once.
+func (c *Client) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.peer != nil {
+		return errors.New("harness: client already started")
+	}
+	if c.cfg.ServerPublicKey == (Key{}) || !c.cfg.Endpoint.IsValid() {
+		return errors.New("harness: client needs the server's public key and an endpoint")
+	}
+	if c.cfg.PrivateKey == (Key{}) {
+		k, err := GenerateKey()
+		if err != nil {
+			return err
+		}
+		c.cfg.PrivateKey = k
+	}
+	p, err := c.start()
+	if err != nil {
+		return err
+	}
+	c.peer = p
+	return nil
+}
+
+func (c *Client) start() (*peer, error) {
+	all := "0.0.0.0/0"
+	if c.cfg.ServerAddr.Is6() {
+		all = "::/0"
+	}
+	return startPeer(peerConfig{
+		priv:   c.cfg.PrivateKey,
+		listen: c.cfg.Listen,
+		addr:   c.cfg.Addr,
+		mtu:    c.cfg.MTU,
+		bufs:   c.cfg.Buffers,
+		hosts:  labHosts(c.cfg.ServerAddr),
+		peerCfg: fmt.Sprintf("public_key=%s\nendpoint=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
+			c.cfg.ServerPublicKey.hex(), c.cfg.Endpoint, all, int(c.cfg.Keepalive/time.Second)),
+		log: c.cfg.Log,
+	})
+}
+
+const restartPause = 20 * time.Millisecond
+
+// ErrClientDown is returned by Dial while the client peer is closed.
+var ErrClientDown = errors.New("harness: client peer is down")
+
+// Dial connects to address inside the tunnel; network is tcp or udp, the
+// host an IP address or TLSHost/SinkHost. It has the signature of
+// net.Dialer.DialContext.
+func (c *Client) Dial(ctx context.Context, network, address string) (net.Conn, error) {
+	c.mu.RLock()
+	p := c.peer
+	c.mu.RUnlock()
+	if p == nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: ErrClientDown}
+	}
+	// A restart during the dial closes p's stack, which fails the dial as
+	// a real interface going away would.
+	return p.tun.DialContext(ctx, network, address)
+}
+
+// Restart takes the client device down and brings a new one up with the
+// same keys, as a heal or a container restart does: every connection
+// through the old device is aborted, and new ones work once the new
+// handshake completes.
+func (c *Client) Restart(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.peer == nil {
+		return ErrClientDown
+	}
+	c.peer.close()
+	c.peer = nil
+	// WireGuard whitens handshake timestamps to 2^24 ns (~17 ms): a new
+	// device's first initiation within that of the old one's last is
+	// rejected by the server as a replay, and retried only after 5 s. A real
+	// restart is never that fast, so pausing costs no realism.
+	t := time.NewTimer(restartPause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	p, err := c.start()
+	if err != nil {
+		return err
+	}
+	c.peer = p
+	return nil
+}
+
+// UDPAddr is the client's current WireGuard UDP address.
+func (c *Client) UDPAddr() netip.AddrPort {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.peer == nil {
+		return netip.AddrPort{}
+	}
+	return c.peer.udpAddr()
+}
+
+// Close takes the device down and waits for its goroutines.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.peer != nil {
+		c.peer.close()
+		c.peer = nil
+	}
+	return nil
+}
