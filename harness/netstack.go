@@ -88,6 +88,10 @@ func newNetTUN(addr netip.Addr, mtu int, bufs Buffers, hosts map[string]netip.Ad
 	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &sack); err != nil {
 		return fail("SACK", err)
 	}
+	cc := tcpip.CongestionControlOption("cubic")
+	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &cc); err != nil {
+		return fail("congestion control", err)
+	}
 	snd := tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: bufs.SendDefault, Max: bufs.SendMax}
 	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &snd); err != nil {
 		return fail("send buffer", err)
