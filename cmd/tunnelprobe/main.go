@@ -30,6 +30,7 @@ type command struct {
 var commands = []command{
 	{"serve", "serve the health endpoints of a tunnel (the middleware as a sidecar)", runServe},
 	{"lab", "run the tunnel lab: WireGuard in user space over a shaped link", runLab},
+	{"probe", "probe a URL as the kubelet (or Docker's HEALTHCHECK) would, and say whether it would restart", runProbe},
 }
 
 func main() {

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
+)
+
+const probeUsage = `Usage: tunnelprobe probe --url URL [flags]
+
+Probe URL as the Kubernetes kubelet does (an httpGet probe with its period,
+timeout, thresholds and initial delay), or with --docker as Docker's
+HEALTHCHECK does, and print every probe and every decision. Nothing is
+restarted: a restart decision prints "would restart" and probing goes on as
+for a new container.
+Runs until --count probes, --duration, or an interrupt.
+Exit status: 0 when it would not have restarted (for readiness: ready at the
+end), 1 when it would have (with --docker: when the target became unhealthy),
+2 on bad usage.
+`
+
+// probeTimeFormat stamps each printed line.
+const probeTimeFormat = "15:04:05.000"
+
+type probeFlags struct {
+	url              string
+	typ              string
+	period           time.Duration
+	timeout          *durationValue
+	failureThreshold int
+	successThreshold int
+	initialDelay     time.Duration
+	count            int
+	duration         time.Duration
+
+	docker        bool
+	interval      time.Duration
+	retries       int
+	startPeriod   time.Duration
+	startInterval time.Duration
+}
+
+// probeExclusive lists the flags that set the same thing, for parseWithEnv.
+var probeExclusive = [][]string{{"count", "duration"}}
+
+// kubeletOnly and dockerOnly name the flags that apply to one prober only.
+var (
+	kubeletOnly = []string{"type", "period", "failure-threshold", "success-threshold", "initial-delay"}
+	dockerOnly  = []string{"interval", "retries", "start-period", "start-interval"}
+)
+
+func (f *probeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "url", "", "http or https `URL` to probe (required)")
+	fs.Var(newChoice(&f.typ, "liveness", "liveness", "readiness", "startup"), "type", "probe `type`: liveness, readiness or startup")
+	fs.Var(newDuration(&f.period, scenarios.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
+	f.timeout = newDuration(new(time.Duration), scenarios.DefaultKubeletTimeout, false)
+	fs.Var(f.timeout, "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
+	fs.Var(newInt(&f.failureThreshold, scenarios.DefaultKubeletFailureThreshold, 1), "failure-threshold",
+		"`count` of failures in a row that fail the probe (failureThreshold)")
+	fs.Var(newInt(&f.successThreshold, scenarios.DefaultKubeletSuccessThreshold, 1), "success-threshold",
+		"`count` of successes in a row that pass it (successThreshold); must be 1 for liveness and startup")
+	fs.Var(newDuration(&f.initialDelay, 0, true), "initial-delay", "`duration` after the start during which probes are skipped (initialDelaySeconds)")
+	fs.Var(newInt(&f.count, 0, 1), "count", "stop after this `number` of probes; excludes --duration")
+	fs.Var(newDuration(&f.duration, 0, false), "duration", "stop after this `duration`; excludes --count")
+
+	fs.BoolVar(&f.docker, "docker", false, "probe as Docker's HEALTHCHECK instead of the kubelet")
+	fs.Var(newDuration(&f.interval, scenarios.DefaultDockerInterval, false), "interval", "with --docker: `duration` between checks")
+	fs.Var(newInt(&f.retries, scenarios.DefaultDockerRetries, 1), "retries", "with --docker: `count` of failed checks in a row that make the target unhealthy")
+	fs.Var(newDuration(&f.startPeriod, 0, true), "start-period", "with --docker: `duration` after the start during which failures do not count")
+	fs.Var(newDuration(&f.startInterval, scenarios.DefaultDockerStartInterval, false), "start-interval",
+		"with --docker: `duration` between checks during the start period")
+}
+
+// runProbe implements "tunnelprobe probe".
+func runProbe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return probeCommand(ctx, args, stdout, stderr, os.Getenv)
+}
+
+// probeCommand is runProbe with the environment read through getenv.
+func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	var f probeFlags
+	f.register(fs)
+	if code, ok := parseCommand(fs, args, getenv, probeUsage, stdout, stderr, probeExclusive...); !ok {
+		return code
+	}
+	if err := f.check(fs); err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if f.duration > 0 {
+		ctx, cancel = context.WithTimeout(ctx, f.duration)
+		defer cancel()
+	}
+	p := &probePrinter{w: stdout, count: f.count, stop: cancel}
+	c := &hypotheticalContainer{n: 1, started: time.Now()}
+
+	if f.docker {
+		timeout := 30 * time.Second
+		if f.timeout.set {
+			timeout = *f.timeout.d
+		}
+		d, err := scenarios.NewDocker(scenarios.DockerConfig{
+			URL: f.url, Interval: f.interval, Timeout: timeout, StartPeriod: f.startPeriod,
+			StartInterval: f.startInterval, Retries: f.retries, RestartOnUnhealthy: true,
+			OnProbe: p.probe, OnDecision: p.decision,
+		}, c)
+		if err != nil {
+			return usageError(stderr, fs.Name(), err)
+		}
+		if err := d.Run(ctx); err != nil {
+			fmt.Fprintf(stderr, "probe: %v\n", err)
+			return 1
+		}
+		return p.verdict(d.WasUnhealthy(), "the target became unhealthy")
+	}
+
+	typ := map[string]scenarios.ProbeType{
+		"liveness": scenarios.Liveness, "readiness": scenarios.Readiness, "startup": scenarios.Startup,
+	}[f.typ]
+	k, err := scenarios.NewKubelet(scenarios.KubeletConfig{
+		URL: f.url, Type: typ, Period: f.period, Timeout: *f.timeout.d, InitialDelay: f.initialDelay,
+		SuccessThreshold: f.successThreshold, FailureThreshold: f.failureThreshold,
+		OnProbe: p.probe, OnDecision: p.decision,
+	}, c)
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+	if err := k.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "probe: %v\n", err)
+		return 1
+	}
+	if typ == scenarios.Readiness {
+		return p.verdict(k.State() != scenarios.Success, "not ready at the end")
+	}
+	return p.verdict(k.Restarted(), "it would have restarted the container")
+}
+
+// check rejects flag combinations that make no sense, naming the flags.
+func (f *probeFlags) check(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case f.url == "":
+		return errors.New("flag --url is required")
+	case set["count"] && set["duration"]:
+		return errors.New("--count and --duration exclude each other: give one")
+	case f.typ != "readiness" && f.successThreshold != 1:
+		return fmt.Errorf("invalid value %d for flag --success-threshold: must be 1 for %s probes", f.successThreshold, f.typ)
+	}
+	if u, err := url.Parse(f.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("invalid value %q for flag --url: not an http or https URL", f.url)
+	}
+	other := dockerOnly
+	if f.docker {
+		other = kubeletOnly
+	}
+	for _, name := range other {
+		if set[name] {
+			if f.docker {
+				return fmt.Errorf("flag --%s does not apply with --docker", name)
+			}
+			return fmt.Errorf("flag --%s applies only with --docker", name)
+		}
+	}
+	return nil
+}
+
+// probePrinter prints probes and decisions, counts the probes and stops
+// the run after count of them.
+type probePrinter struct {
+	w     io.Writer
+	count int // 0: no limit
+	stop  context.CancelFunc
+
+	n            int
+	wouldRestart bool
+}
+
+func (p *probePrinter) probe(r scenarios.ProbeResult) {
+	line := fmt.Sprintf("%s probe %-7s", r.Start.Format(probeTimeFormat), r.Outcome)
+	if r.Code != 0 {
+		line += fmt.Sprintf(" %d", r.Code)
+	} else {
+		line += " ---"
+	}
+	line += fmt.Sprintf(" %v", r.Duration.Round(10*time.Microsecond))
+	if r.Err != nil {
+		line += ": " + r.Err.Error()
+	}
+	fmt.Fprintln(p.w, line)
+	p.n++
+	if p.count > 0 && p.n >= p.count {
+		p.stop() // the worker still acts on this probe before it stops
+	}
+}
+
+func (p *probePrinter) decision(d scenarios.Decision) {
+	at := d.Time.Format(probeTimeFormat)
+	switch d.Kind {
+	case scenarios.DecisionRestart:
+		p.wouldRestart = true
+		fmt.Fprintf(p.w, "%s would restart at %s: %s\n", at, d.Time.Format("15:04:05"), d.Reason)
+	default:
+		fmt.Fprintf(p.w, "%s %s (container %s): %s\n", at, d.Kind, d.ContainerID, d.Reason)
+	}
+}
+
+// verdict prints the outcome of the run and returns the exit code.
+func (p *probePrinter) verdict(bad bool, why string) int {
+	if bad {
+		fmt.Fprintf(p.w, "verdict: %s\n", why)
+		return 1
+	}
+	fmt.Fprintf(p.w, "verdict: no restart after %d probe(s)\n", p.n)
+	return 0
+}
+
+// hypotheticalContainer stands for the probed container: a restart only
+// gives it a new ID and start time, at once.
+type hypotheticalContainer struct {
+	mu      sync.Mutex
+	n       int
+	started time.Time
+}
+
+func (c *hypotheticalContainer) ID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("c%d", c.n)
+}
+
+func (c *hypotheticalContainer) StartedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started
+}
+
+func (c *hypotheticalContainer) Restart(context.Context, string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	c.started = time.Now()
+	return nil
+}

@@ -1,0 +1,77 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
+)
+
+// container is a Container whose restart is immediate.
+type container struct {
+	clock   clockwork.Clock
+	n       int
+	started time.Time
+}
+
+func (c *container) ID() string           { return fmt.Sprintf("c%d", c.n) }
+func (c *container) StartedAt() time.Time { return c.started }
+func (c *container) Restart(ctx context.Context, reason string) error {
+	c.n++
+	c.started = c.clock.Now()
+	return nil
+}
+
+// A liveness probe with failureThreshold 2 against an endpoint that answers
+// 503: the second failure restarts the container, and the worker probes the
+// new one on the next tick. A fake clock stands in for the 10 s period.
+func ExampleKubelet() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "tunnel down", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC))
+	probed := make(chan struct{})
+	k, err := scenarios.NewKubelet(scenarios.KubeletConfig{
+		URL:              srv.URL,
+		Type:             scenarios.Liveness,
+		FailureThreshold: 2,
+		Clock:            clock,
+		OnProbe: func(r scenarios.ProbeResult) {
+			fmt.Println(r.Start.Format("15:04:05"), "probe", r.Outcome, r.Code)
+			probed <- struct{}{}
+		},
+		OnDecision: func(d scenarios.Decision) {
+			fmt.Println(d.Time.Format("15:04:05"), d.ContainerID, d.Kind+":", d.Reason)
+		},
+	}, &container{clock: clock, n: 1, started: clock.Now()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- k.Run(ctx) }()
+	for range 3 {
+		<-probed
+		clock.Advance(10 * time.Second)
+	}
+	<-probed
+	cancel()
+	<-done
+	// Output:
+	// 12:00:00 c1 live: new container
+	// 12:00:00 probe failure 503
+	// 12:00:10 probe failure 503
+	// 12:00:10 c1 restart: failed liveness probe, will be restarted
+	// 12:00:20 c2 live: new container
+	// 12:00:20 probe failure 503
+	// 12:00:30 probe failure 503
+	// 12:00:30 c2 restart: failed liveness probe, will be restarted
+}

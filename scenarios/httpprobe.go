@@ -1,0 +1,164 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// KubeProbeUserAgent is the User-Agent of every probe request, as a kubelet
+// of Kubernetes 1.34 sends it: kube-probe/<major>.<minor>.
+const KubeProbeUserAgent = "kube-probe/1.34"
+
+const (
+	// maxProbeBody is how much of a response body a probe reads, as the
+	// kubelet's maxRespBodyLength: the rest is dropped, without error.
+	maxProbeBody = 10 << 10
+	// maxRedirects is how many same-host redirects a probe follows.
+	maxRedirects = 10
+)
+
+// An Outcome is the result of one probe.
+type Outcome int
+
+const (
+	// Success: a status from 200 to 299.
+	Success Outcome = iota
+	// Warning: a status from 300 to 399, that is a redirect the probe did
+	// not follow (to another host). It counts as a success; the kubelet
+	// also records a ProbeWarning event.
+	Warning
+	// Failure: a status of 400 or more, or no response: a refused
+	// connection, a timeout before the headers, too many redirects.
+	Failure
+	// Unknown: the probe could not complete after the response began, such
+	// as a timeout while reading the body. The kubelet counts this as a
+	// prober error: it tries again at once, up to three attempts, and if
+	// all of them err it throws the result away.
+	Unknown
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Warning:
+		return "warning"
+	case Failure:
+		return "failure"
+	case Unknown:
+		return "unknown"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// passed reports whether o counts as a success.
+func (o Outcome) passed() bool { return o == Success || o == Warning }
+
+// A ProbeResult records one probe.
+type ProbeResult struct {
+	// Start is when the probe began, Duration how long it took, both on the
+	// prober's clock.
+	Start    time.Time
+	Duration time.Duration
+	Outcome  Outcome
+	// Code is the HTTP status of the last response, 0 when none arrived.
+	Code int
+	// Err says why the probe failed or erred; nil for Success. For a
+	// Warning it notes the redirect that was not followed.
+	Err error
+	// Body holds the first bytes of the response body, for logs.
+	Body string
+}
+
+// maxLoggedBody caps ProbeResult.Body.
+const maxLoggedBody = 256
+
+// HTTPGet performs one kubelet-style httpGet probe of url and returns its
+// result. Like the kubelet it opens a new connection (keep-alives off),
+// ignores proxies, turns compression off and does not verify TLS
+// certificates; it sends User-Agent [KubeProbeUserAgent] and Accept */*.
+// timeout is the http.Client timeout: it covers the dial, the TLS handshake,
+// the headers and the body, and closes the connection when it fires.
+// Redirects are followed only to the same host name, at most 10; a redirect
+// to another host is returned as is, a Warning. Only the first 10 KiB of the
+// body are read, and truncation is not an error. Ending ctx also ends the
+// probe. dialer opens the connection; nil means the host network.
+func HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) ProbeResult {
+	start := time.Now()
+	res := httpGet(ctx, url, timeout, dialer)
+	res.Start, res.Duration = start, time.Since(start)
+	return res
+}
+
+func httpGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) ProbeResult {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return ProbeResult{Outcome: Failure, Err: err}
+	}
+	req.Header.Set("User-Agent", KubeProbeUserAgent)
+	req.Header.Set("Accept", "*/*")
+
+	if dialer == nil {
+		dialer = &net.Dialer{}
+	}
+	tr := &http.Transport{
+		Proxy:              nil,
+		DialContext:        dialer.DialContext,
+		DisableKeepAlives:  true,
+		DisableCompression: true,
+		TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet
+		// The kubelet's transport also bounds the TLS handshake by itself
+		// (utilnet.SetTransportDefaults); the client timeout is the shorter
+		// of the two for any probe timeout below 10 s.
+		TLSHandshakeTimeout: 10 * time.Second,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{
+		Transport: tr,
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Hostname() != via[0].URL.Hostname() {
+				return http.ErrUseLastResponse
+			}
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxRedirects)
+			}
+			return nil
+		},
+	}
+
+	resp, err := client.Do(req)
+	if err != nil {
+		return ProbeResult{Outcome: Failure, Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
+	res := ProbeResult{Code: resp.StatusCode, Body: string(body[:min(len(body), maxLoggedBody)])}
+	if err != nil {
+		// The status is known, but the kubelet treats a failed body read
+		// as a prober error rather than a failure.
+		res.Outcome, res.Err = Unknown, fmt.Errorf("read body: %w", err)
+		return res
+	}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		res.Outcome = Success
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		res.Outcome = Warning
+		res.Err = fmt.Errorf("probe terminated redirects: %s", resp.Status)
+		if loc := resp.Header.Get("Location"); loc != "" {
+			res.Err = fmt.Errorf("probe terminated redirects: %s to %s", resp.Status, loc)
+		}
+	default:
+		res.Outcome = Failure
+		res.Err = fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
+	}
+	return res
+}
