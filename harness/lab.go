@@ -117,6 +117,11 @@ func (l *Lab) Dial(ctx context.Context, network, address string) (net.Conn, erro
 // Restart restarts the client peer (see Client.Restart).
 func (l *Lab) Restart(ctx context.Context) error { return l.client.Restart(ctx) }
 
+// Down and Up take the client peer down and bring it up again (see
+// Client.Down), for a restart that takes time, such as a container's.
+func (l *Lab) Down() error                  { return l.client.Down() }
+func (l *Lab) Up(ctx context.Context) error { return l.client.Up(ctx) }
+
 // Link is the shaped link, for settings and counters.
 func (l *Lab) Link() *Link { return l.link }
 

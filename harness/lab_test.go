@@ -107,3 +107,27 @@ func TestLabRestartBreaksFlows(t *testing.T) {
 		t.Fatalf("after restart: %v", err)
 	}
 }
+
+func TestLabDownRefusesDialsUntilUp(t *testing.T) {
+	l := startLab(t, Config{})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := l.Down(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Dial(ctx, "tcp", l.EchoAddr().String()); !errors.Is(err, ErrClientDown) {
+		t.Fatalf("dial while down: %v, want ErrClientDown", err)
+	}
+	if err := l.Down(); !errors.Is(err, ErrClientDown) {
+		t.Errorf("second Down: %v", err)
+	}
+	if err := l.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Up(ctx); err == nil {
+		t.Error("Up on a running client succeeded")
+	}
+	if err := tlsCheck(ctx, l, 5*time.Second); err != nil {
+		t.Fatalf("after Up: %v", err)
+	}
+}

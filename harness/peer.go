@@ -293,8 +293,9 @@ type ClientConfig struct {
 type Client struct {
 	cfg ClientConfig
 
-	mu   sync.RWMutex // guards peer; Restart holds it to swap devices
-	peer *peer
+	mu     sync.RWMutex // guards peer and downAt; Down and Up hold it to swap devices
+	peer   *peer
+	downAt time.Time // when Down last closed a device
 }
 
 // NewClient returns a Client; it starts nothing until Start.
@@ -382,10 +383,19 @@ func (c *Client) Dial(ctx context.Context, network, address string) (net.Conn, e
 }
 
 // Restart takes the client device down and brings a new one up with the
-// same keys, as a heal or a container restart does: every connection
-// through the old device is aborted, and new ones work once the new
-// handshake completes.
+// same keys, as a heal or a VPN restart does: every connection through the
+// old device is aborted, and new ones work once the new handshake
+// completes.
 func (c *Client) Restart(ctx context.Context) error {
+	if err := c.Down(); err != nil {
+		return err
+	}
+	return c.Up(ctx)
+}
+
+// Down takes the client device down, as a stopped VPN container does: flows
+// through it break, and Dial fails with ErrClientDown until Up.
+func (c *Client) Down() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.peer == nil {
@@ -393,16 +403,30 @@ func (c *Client) Restart(ctx context.Context) error {
 	}
 	c.peer.close()
 	c.peer = nil
+	c.downAt = time.Now()
+	return nil
+}
+
+// Up brings a new client device up after Down; the first handshake follows
+// at once.
+func (c *Client) Up(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.peer != nil {
+		return errors.New("harness: client is up already")
+	}
 	// WireGuard whitens handshake timestamps to 2^24 ns (~17 ms): a new
 	// device's first initiation within that of the old one's last is
 	// rejected by the server as a replay, and retried only after 5 s. A real
 	// restart is never that fast, so pausing costs no realism.
-	t := time.NewTimer(restartPause)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
+	if wait := restartPause - time.Since(c.downAt); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 	p, err := c.start()
 	if err != nil {
