@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.zx2c4.com/wireguard/device"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
 
 // In-tunnel addresses and ports. They exist only inside the two netstacks:
@@ -146,8 +148,11 @@ type Server struct {
 	ca     *CA
 	peer   *peer
 	target *TLSTarget
-	sink   Sink
-	echo   Sink
+	// The sinks speak the load generator's protocol (package
+	// loadgen/sink), so a load through the lab can ask for downloads.
+	sink, echo   sink.Server
+	stopSinks    context.CancelFunc
+	sinksStopped sync.WaitGroup
 }
 
 // NewServer returns a Server; it starts nothing until Start.
@@ -211,18 +216,17 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("harness: TLS target listen: %w", err)
 	}
 	s.target = StartTLSTarget(tl, cert)
+	sinkCtx, stop := context.WithCancel(context.Background())
+	s.stopSinks = stop
 	for _, x := range []struct {
-		sink *Sink
+		sink *sink.Server
 		port uint16
 	}{{&s.sink, SinkPort}, {&s.echo, EchoPort}} {
 		ln, err := p.tun.ListenTCP(netip.AddrPortFrom(s.cfg.Addr, x.port))
 		if err != nil {
 			return fmt.Errorf("harness: sink listen: %w", err)
 		}
-		if err := x.sink.Start(ln); err != nil {
-			ln.Close()
-			return err
-		}
+		s.sinksStopped.Go(func() { _ = x.sink.Serve(sinkCtx, ln) })
 	}
 	return nil
 }
@@ -236,7 +240,10 @@ func (s *Server) Close() error {
 	if s.target != nil {
 		errs = append(errs, s.target.Close())
 	}
-	errs = append(errs, s.sink.Close(), s.echo.Close())
+	if s.stopSinks != nil {
+		s.stopSinks()
+		s.sinksStopped.Wait()
+	}
 	s.peer.close()
 	s.peer = nil
 	return errors.Join(errs...)
@@ -257,8 +264,8 @@ func (s *Server) SinkAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Add
 func (s *Server) EchoAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, EchoPort) }
 
 // SinkStats and EchoStats are the counters of the two sinks.
-func (s *Server) SinkStats() SinkStats { return s.sink.Stats() }
-func (s *Server) EchoStats() SinkStats { return s.echo.Stats() }
+func (s *Server) SinkStats() sink.Stats { return s.sink.Stats() }
+func (s *Server) EchoStats() sink.Stats { return s.echo.Stats() }
 
 // ClientConfig configures the client peer. Zero fields take the defaults
 // in their comments.

@@ -1,0 +1,286 @@
+package sink
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
+)
+
+// Server is a TCP sink. The zero value discards what it reads; Echo makes
+// it write it back. A client's header (see the package documentation)
+// overrides either. A Server may serve several listeners at once, with one
+// Serve call each, and counts for all of them.
+type Server struct {
+	// Echo makes connections without a header echo instead of discard.
+	Echo bool
+
+	conns, open, bytesIn, bytesOut atomic.Int64
+}
+
+// Stats are a Server's counters.
+type Stats struct {
+	// Conns counts accepted connections; Open those not closed yet.
+	Conns int64 `json:"conns"`
+	Open  int64 `json:"open"`
+	// BytesIn and BytesOut count payload: headers are not counted.
+	BytesIn  int64 `json:"bytes_in"`
+	BytesOut int64 `json:"bytes_out"`
+}
+
+// Stats returns the counters. It is safe to call at any time.
+func (s *Server) Stats() Stats {
+	return Stats{Conns: s.conns.Load(), Open: s.open.Load(), BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load()}
+}
+
+const (
+	// readBufSize is a connection's read buffer: 16 KiB keeps a sink
+	// holding 10,000 connections near 160 MiB.
+	readBufSize = 16 << 10
+	// writeChunk is the largest write of a sending connection.
+	writeChunk = 32 << 10
+	// drainGrace bounds how long a connection the client ended waits for
+	// the client to acknowledge what the sink sent, before resetting it:
+	// thousands of greedy connections may hold a gigabyte in socket
+	// buffers. A client that vanished holds its goroutine that long.
+	drainGrace = 10 * time.Second
+)
+
+// zeros is the payload of every sending connection; it is only read.
+var zeros [writeChunk]byte
+
+// Serve accepts connections on ln and serves them until ctx ends or ln
+// fails. It then closes ln and every connection it accepted (with a reset:
+// no TIME_WAIT is left behind), waits for all of their goroutines, and
+// returns nil when ctx ended or the listener's error otherwise. Accept
+// errors that pass (too many open files, aborted connections) are retried
+// after a short back-off.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var (
+		mu     sync.Mutex
+		conns  = map[net.Conn]struct{}{}
+		closed bool
+		wg     sync.WaitGroup
+	)
+	shutdown := func() {
+		ln.Close()
+		mu.Lock()
+		closed = true
+		for c := range conns {
+			abort(c)
+		}
+		mu.Unlock()
+	}
+	// Closing ln is what ends a blocked Accept; closing the connections
+	// ends their goroutines' blocked reads and writes.
+	stop := context.AfterFunc(ctx, shutdown)
+	defer func() {
+		stop()
+		shutdown()
+		wg.Wait()
+	}()
+
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !transient(err) {
+				return err
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			if !sleep(ctx, backoff) {
+				return nil
+			}
+			continue
+		}
+		backoff = 0
+		mu.Lock()
+		if closed {
+			mu.Unlock()
+			abort(c)
+			return nil
+		}
+		conns[c] = struct{}{}
+		// Add under mu, so that the deferred Wait cannot miss it.
+		wg.Add(1)
+		mu.Unlock()
+		s.conns.Add(1)
+		s.open.Add(1)
+		go func() {
+			defer wg.Done()
+			s.serveConn(ctx, c)
+			mu.Lock()
+			delete(conns, c)
+			mu.Unlock()
+			s.open.Add(-1)
+		}()
+	}
+}
+
+// sleep waits for d or until ctx ends; it reports whether ctx is live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// transient reports whether an Accept error may pass.
+func transient(err error) bool {
+	var ne net.Error
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) ||
+		errors.Is(err, syscall.ENOMEM) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// serveConn runs one connection and closes it.
+func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+	br := bufio.NewReaderSize(c, HeaderSize)
+	h, ok, err := readHeader(br)
+	if err != nil {
+		abort(c)
+		return
+	}
+	if !ok {
+		h.Mode = ModeUpload
+		if s.Echo {
+			h.Mode = ModeEcho
+		}
+	}
+	buf := make([]byte, readBufSize)
+	switch h.Mode {
+	case ModeEcho:
+		err = s.echo(br, c, buf)
+	case ModeDownload, ModeBoth:
+		// The client's half-close (EOF) tells the sender to stop.
+		// ModeDownload reads too: to notice that end, and because a
+		// client may send anyway.
+		sendCtx, stopSending := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { s.send(sendCtx, c, h.BytesPerSecond) })
+		err = s.discard(br, buf)
+		stopSending()
+		wg.Wait()
+	default:
+		err = s.discard(br, buf)
+	}
+	switch {
+	case err != nil || ctx.Err() != nil:
+		abort(c)
+	case !ok:
+		// A client without a header gets an ordinary close: it may
+		// be waiting for our FIN (curl, nc -N).
+		c.Close()
+	default:
+		// The client ended cleanly and everything it sent has been
+		// counted. Reset the connection once the client has
+		// acknowledged everything we sent: both sides' counts then
+		// agree and neither side keeps a TIME_WAIT entry. Where the
+		// send queue cannot be asked about (a netstack connection),
+		// an ordinary close delivers what is left.
+		if waitDrained(ctx, c, drainGrace) {
+			abort(c)
+		} else {
+			c.Close()
+		}
+	}
+}
+
+// discard reads r to its end, counting bytes. It returns nil at EOF.
+func (s *Server) discard(r io.Reader, buf []byte) error {
+	for {
+		n, err := r.Read(buf)
+		s.bytesIn.Add(int64(n))
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// echo writes back what it reads from r to w until r ends.
+func (s *Server) echo(r io.Reader, w io.Writer, buf []byte) error {
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			s.bytesIn.Add(int64(n))
+			m, werr := w.Write(buf[:n])
+			s.bytesOut.Add(int64(m))
+			if werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// send writes to c at bytesPerSecond (0: as fast as c accepts) until ctx
+// ends or a write fails.
+func (s *Server) send(ctx context.Context, c net.Conn, bytesPerSecond uint64) {
+	// A Write blocked on a full window must end with ctx. The deadline
+	// only ends the Write; the bytes it did write are counted.
+	stop := context.AfterFunc(ctx, func() { _ = c.SetWriteDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var sched *pace.Schedule
+	if bytesPerSecond > 0 {
+		sched = pace.New(time.Now(), float64(bytesPerSecond))
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		n := int64(writeChunk)
+		if sched != nil {
+			var wait time.Duration
+			if n, wait = sched.Next(time.Now()); n == 0 {
+				timer.Reset(wait)
+				select {
+				case <-ctx.Done():
+					return
+				case <-timer.C:
+				}
+				continue
+			}
+		}
+		m, err := c.Write(zeros[:n])
+		s.bytesOut.Add(int64(m))
+		if sched != nil {
+			sched.Sent(int64(m))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// abort closes c with a reset (SO_LINGER 0) when c is a TCP connection, so
+// that no TIME_WAIT entry is left behind.
+func abort(c net.Conn) {
+	if l, ok := c.(interface{ SetLinger(int) error }); ok {
+		_ = l.SetLinger(0)
+	}
+	_ = c.Close()
+}
