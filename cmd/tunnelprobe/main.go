@@ -28,6 +28,7 @@ type command struct {
 }
 
 var commands = []command{
+	{"scenario", "compare health configurations on a loaded tunnel and through an outage (the main job)", runScenario},
 	{"serve", "serve the health endpoints of a tunnel (the middleware as a sidecar)", runServe},
 	{"lab", "run the tunnel lab: WireGuard in user space over a shaped link", runLab},
 	{"probe", "probe a URL as the kubelet (or Docker's HEALTHCHECK) would, and say whether it would restart", runProbe},

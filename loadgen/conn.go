@@ -1,0 +1,265 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
+)
+
+const (
+	// writeChunk is the size of a greedy write and the largest paced one.
+	writeChunk = pace.MaxQuantum
+	// readBufSize is a reading connection's buffer: 16 KiB keeps 10,000
+	// downloading connections near 160 MiB.
+	readBufSize = 16 << 10
+	// stopGrace bounds the end-of-run handshake of each connection (see
+	// finish): thousands of greedy connections may hold a gigabyte in
+	// socket buffers, which takes seconds to read. interruptGrace
+	// replaces it when ctx ended the run, which must then stop within
+	// 2 s.
+	stopGrace      = 5 * time.Second
+	interruptGrace = time.Second
+)
+
+var (
+	// zeros is the payload of every write; it is only ever read.
+	zeros [writeChunk]byte
+	// past is a deadline that has passed: setting it ends blocked I/O.
+	past = time.Unix(1, 0)
+	// errStopped ends a connection's loops when its context ends.
+	errStopped = errors.New("connection stopped")
+)
+
+// slot keeps one of the run's connections open until ctx ends: it dials,
+// carries traffic, and redials after a failed dial or a break unless
+// NoReconnect is set. It calls attempted once, after its first dial
+// attempt ended either way.
+func (r *run) slot(ctx context.Context, attempted func()) {
+	var b backoff
+	for first := true; ; first = false {
+		conn, err := r.dial(ctx)
+		if first {
+			attempted()
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return // a dial cut short by the run's end is no failure
+			}
+			r.c.dialFailed(err)
+			if r.cfg.NoReconnect || !b.wait(ctx) {
+				return
+			}
+			continue
+		}
+		began := time.Now()
+		err = r.hold(ctx, conn)
+		if err == nil {
+			return // the run ended
+		}
+		r.c.broken(err)
+		if r.cfg.NoReconnect {
+			return
+		}
+		if time.Since(began) >= maxBackoff {
+			// It held for a while: this is a new break, not the
+			// same one again.
+			b.reset()
+		}
+		if !b.wait(ctx) {
+			return
+		}
+	}
+}
+
+// dial opens a connection, waiting first for one of the MaxDialsInFlight
+// dial slots. The connect latency is the dial's own, without that wait.
+func (r *run) dial(ctx context.Context) (net.Conn, error) {
+	select {
+	case r.dialSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-r.dialSlots }()
+	dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
+	defer cancel()
+	start := time.Now()
+	conn, err := r.dialer.DialContext(dctx, "tcp", r.cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	if conn == nil {
+		return nil, errors.New("dialer returned neither a connection nor an error")
+	}
+	if ctx.Err() != nil {
+		abort(conn)
+		return nil, ctx.Err()
+	}
+	r.c.connected(time.Since(start))
+	return conn, nil
+}
+
+// hold carries traffic on conn until ctx ends, then ends the connection
+// cleanly and returns nil; or until conn breaks, and returns why. Either
+// way conn is closed on return.
+//
+// Up runs the writer here; Down the reader; Both the writer here and the
+// reader in a goroutine of its own, which hold waits for.
+func (r *run) hold(ctx context.Context, conn net.Conn) error {
+	r.c.open.Add(1)
+	defer r.c.open.Add(-1)
+
+	// connCtx ends with the run or when the reader breaks; either ends a
+	// Write blocked on a full window at once. Bytes it did write are
+	// still returned by Write, and counted.
+	connCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopWrites := context.AfterFunc(connCtx, func() { _ = conn.SetWriteDeadline(past) })
+	defer stopWrites()
+
+	if _, err := conn.Write(r.header); err != nil {
+		abort(conn)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+
+	switch r.cfg.Direction {
+	case Down:
+		// The reader is this goroutine: the run's end must start the
+		// handshake from outside.
+		stopReads := context.AfterFunc(ctx, func() { r.finish(conn) })
+		defer stopReads()
+		err := r.read(conn, make([]byte, readBufSize))
+		abort(conn)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+
+	case Both:
+		var (
+			wg   sync.WaitGroup
+			rerr error
+		)
+		wg.Go(func() {
+			rerr = r.read(conn, make([]byte, readBufSize))
+			if ctx.Err() == nil {
+				cancel() // broken: stop the writer
+			}
+		})
+		werr := r.write(connCtx, conn)
+		if ctx.Err() != nil {
+			r.finish(conn)
+			wg.Wait()
+			abort(conn)
+			return nil
+		}
+		abort(conn) // ends the reader if the writer broke
+		wg.Wait()
+		if errors.Is(werr, errStopped) || werr == nil {
+			return rerr // the reader broke first
+		}
+		return werr
+
+	default: // Up
+		werr := r.write(connCtx, conn)
+		if ctx.Err() != nil {
+			r.finish(conn)
+			// The sink sends nothing in upload mode: this read
+			// only waits for its reset (or our deadline).
+			_ = r.read(conn, make([]byte, 512))
+			abort(conn)
+			return nil
+		}
+		abort(conn)
+		return werr
+	}
+}
+
+// write sends payload on conn until ctx ends (errStopped) or a write
+// fails, at the run's per-connection rate or greedily.
+//
+// A paced writer follows an open-model schedule that starts when the
+// connection opens: when it wakes late or a write blocks, it owes what
+// fell due meanwhile and sends it as fast as the path takes it, so a slow
+// path gets the offered load, not a politely reduced one.
+func (r *run) write(ctx context.Context, conn net.Conn) error {
+	var sched *pace.Schedule
+	var timer *time.Timer
+	if rate := r.cfg.connBytesPerSecond(); rate > 0 {
+		sched = pace.New(time.Now(), rate)
+		timer = time.NewTimer(time.Hour)
+		defer timer.Stop()
+	}
+	for {
+		if ctx.Err() != nil {
+			return errStopped
+		}
+		n := int64(writeChunk)
+		if sched != nil {
+			var wait time.Duration
+			if n, wait = sched.Next(time.Now()); n == 0 {
+				timer.Reset(wait)
+				select {
+				case <-ctx.Done():
+					return errStopped
+				case <-timer.C:
+				}
+				continue
+			}
+		}
+		m, err := conn.Write(zeros[:n])
+		r.c.bytesUp.Add(int64(m))
+		if sched != nil {
+			sched.Sent(int64(m))
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return errStopped
+			}
+			return err
+		}
+	}
+}
+
+// read reads conn to its end, counting bytes, and returns the error that
+// ended it (io.EOF included).
+func (r *run) read(conn net.Conn, buf []byte) error {
+	for {
+		n, err := conn.Read(buf)
+		r.c.bytesDown.Add(int64(n))
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// finish starts a connection's end-of-run handshake (see package sink):
+// the half-close tells the sink that everything has been sent; the sink
+// reads it all, stops sending, and resets the connection once we have
+// acknowledged what it sent. Reading until that reset makes both sides'
+// byte counts agree exactly, and leaves no TIME_WAIT entry on either side.
+// The read deadline (r.grace) bounds the wait for a slow path; a
+// connection that cannot half-close is ended at once.
+func (r *run) finish(conn net.Conn) {
+	cw, ok := conn.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		_ = conn.SetReadDeadline(past)
+		return
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Duration(r.grace.Load())))
+}
+
+// abort closes conn with a reset (SO_LINGER 0) when it is a TCP
+// connection, so that repeated runs do not pile up TIME_WAIT entries.
+func abort(conn net.Conn) {
+	if l, ok := conn.(interface{ SetLinger(int) error }); ok {
+		_ = l.SetLinger(0)
+	}
+	_ = conn.Close()
+}

@@ -1,0 +1,74 @@
+package loadgen_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+func TestRunResultsMerge(t *testing.T) {
+	s := startSink(t, "127.0.0.1:0")
+	run := func(conns int) loadgen.Result {
+		t.Helper()
+		res, err := loadgen.Run(context.Background(), loadgen.Config{
+			Target:     s.Addr,
+			Conns:      conns,
+			Duration:   300 * time.Millisecond,
+			Rate:       8e6,
+			Direction:  loadgen.Both,
+			Probe:      middleware.TCPCheck{Address: s.Addr},
+			ProbeEvery: 30 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b := run(10), run(30)
+	m, err := loadgen.Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if m.BytesUp != a.BytesUp+b.BytesUp || m.BytesDown != a.BytesDown+b.BytesDown {
+		t.Errorf("merged bytes %d/%d, want %d/%d", m.BytesUp, m.BytesDown, a.BytesUp+b.BytesUp, a.BytesDown+b.BytesDown)
+	}
+	if m.ConnsRequested != 40 || m.Processes != 2 || m.Probes != a.Probes+b.Probes {
+		t.Errorf("requested %d, processes %d, probes %d", m.ConnsRequested, m.Processes, m.Probes)
+	}
+	for _, h := range []struct {
+		name       string
+		a, b, m    *hdrhistogram.Snapshot
+		aP, bP, mP loadgen.Percentiles
+	}{
+		{"connect", a.Histograms.Connect, b.Histograms.Connect, m.Histograms.Connect, a.ConnectLatencyMS, b.ConnectLatencyMS, m.ConnectLatencyMS},
+		{"probe", a.Histograms.Probe, b.Histograms.Probe, m.Histograms.Probe, a.ProbeLatencyMS, b.ProbeLatencyMS, m.ProbeLatencyMS},
+	} {
+		ha, hb, hm := hdrhistogram.Import(h.a), hdrhistogram.Import(h.b), hdrhistogram.Import(h.m)
+		if ha.TotalCount() == 0 || hb.TotalCount() == 0 {
+			t.Fatalf("%s: empty histogram", h.name)
+		}
+		if hm.TotalCount() != ha.TotalCount()+hb.TotalCount() || h.mP.Count != h.aP.Count+h.bP.Count {
+			t.Errorf("%s: merged count %d, want %d + %d", h.name, hm.TotalCount(), ha.TotalCount(), hb.TotalCount())
+		}
+		// One histogram fed every sample of both runs again.
+		all := loadgen.NewLatencyHistogram()
+		for _, src := range []*hdrhistogram.Histogram{ha, hb} {
+			for _, bar := range src.Distribution() {
+				if bar.Count > 0 {
+					if err := all.RecordValues(bar.From, bar.Count); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		if got, want := h.mP, loadgen.Summarize(all); got != want {
+			t.Errorf("%s: merged percentiles %+v, want %+v", h.name, got, want)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// run is the state of one Run shared by its goroutines.
+type run struct {
+	cfg    Config
+	dialer middleware.Dialer
+	c      *counters
+	// dialSlots holds a token per dial in progress.
+	dialSlots chan struct{}
+	// header opens every connection: the sink mode and, for Down and
+	// Both, the rate the sink sends at.
+	header []byte
+	// grace bounds the end-of-run handshake of every connection; it is
+	// set before the load is stopped.
+	grace atomic.Int64
+}
+
+// Run opens cfg.Conns connections to cfg.Target, ramping up as cfg says,
+// carries traffic on them for cfg.Duration after the ramp, probes the path
+// if cfg.Probe is set, and returns what it measured. See the package
+// documentation for the phases of a run and what Run owns.
+//
+// When ctx ends before the run does, Run stops within about a second (two
+// at most) and returns what it measured until then, with Interrupted set
+// and a nil error. Run returns an error only for an invalid cfg.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	cfg = cfg.withDefaults()
+	r := &run{
+		cfg:       cfg,
+		dialer:    cfg.Dialer,
+		c:         newCounters(),
+		dialSlots: make(chan struct{}, MaxDialsInFlight),
+	}
+	if r.dialer == nil {
+		r.dialer = hostDialer(cfg.Sources)
+	}
+	var err error
+	if r.header, err = cfg.header(); err != nil {
+		return Result{}, err
+	}
+
+	start := time.Now()
+	smp := newSampler(r.c, start, cfg.OnSecond)
+	samplerStop := make(chan struct{})
+	var samplerWG sync.WaitGroup
+	samplerWG.Go(func() { smp.loop(samplerStop) })
+
+	// The load has a context of its own, not ctx's child: when ctx ends,
+	// the final reading must be taken before the connections start to
+	// close, so Run ends the load itself, in order.
+	loadCtx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoad()
+	var wg sync.WaitGroup // every goroutine of the load: slots and probe
+	if cfg.Probe != nil {
+		wg.Go(func() { r.probeLoop(loadCtx) })
+	}
+
+	// The ramp: slot i starts at start + i*interval, a schedule that a
+	// slow dial does not delay (dials run in the slots). The ramp ends
+	// when every slot's first dial has ended, one way or the other.
+	rampDone := make(chan struct{})
+	var pending atomic.Int64
+	pending.Store(int64(cfg.Conns))
+	attempted := func() {
+		if pending.Add(-1) == 0 {
+			close(rampDone)
+		}
+	}
+	interval := cfg.dialInterval()
+	for i := range cfg.Conns {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !sleep(ctx, d) {
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() { r.slot(loadCtx, attempted) })
+	}
+	select {
+	case <-rampDone:
+		sleep(ctx, cfg.Duration) // the hold
+	case <-ctx.Done():
+	}
+	interrupted := ctx.Err() != nil
+	end := time.Now()
+
+	// Stop: the sampler first, so that the last reading of Open is that
+	// of the load, not of its teardown; then every connection, which
+	// ends with the handshake that makes byte counts agree with the
+	// sink's (bounded by stopGrace, or interruptGrace).
+	close(samplerStop)
+	samplerWG.Wait()
+	atEnd := r.c.snapshot()
+	grace := stopGrace
+	if interrupted {
+		grace = interruptGrace
+	}
+	r.grace.Store(int64(grace))
+	stopLoad()
+	wg.Wait()
+	// The last, partial second also gets the bytes of the handshake, so
+	// that the series adds up to the totals.
+	final := r.c.snapshot()
+	final.open = atEnd.open
+	smp.close(final, r.c.probeMaxUS.Swap(0))
+
+	res := Result{
+		Target:          cfg.Target,
+		Path:            cfg.PathName,
+		Start:           start,
+		DurationSeconds: end.Sub(start).Seconds(),
+		Processes:       1,
+		Interrupted:     interrupted,
+		ConnsRequested:  cfg.Conns,
+		BytesUp:         final.bytesUp,
+		BytesDown:       final.bytesDown,
+		Disruptions:     final.disruptions,
+		Errors:          r.c.errors(),
+		Probes:          final.probes,
+		ProbeFailures:   final.probeFailures,
+		Series:          smp.series,
+	}
+	for _, s := range res.Series {
+		res.ConnsAchieved = max(res.ConnsAchieved, s.Open)
+	}
+	r.c.mu.Lock()
+	res.ConnectLatencyMS = Summarize(r.c.connect)
+	res.ProbeLatencyMS = Summarize(r.c.probe)
+	res.Histograms = Histograms{Connect: r.c.connect.Export(), Probe: r.c.probe.Export()}
+	r.c.mu.Unlock()
+	return res, nil
+}
+
+// header returns the sink header that opens every connection of c.
+func (c Config) header() ([]byte, error) {
+	mode := sink.ModeUpload
+	var rate uint64
+	switch c.Direction {
+	case Down:
+		mode = sink.ModeDownload
+	case Both:
+		mode = sink.ModeBoth
+	}
+	if c.Direction != Up && c.Rate > 0 {
+		// At least 1 B/s: 0 would ask the sink to be greedy.
+		rate = max(uint64(c.connBytesPerSecond()), 1)
+	}
+	return sink.Header{Mode: mode, BytesPerSecond: rate}.AppendBinary(nil)
+}

@@ -1,0 +1,180 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes the comparison as an aligned table.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "configuration\tfalse restarts\tfalse heals\tdetected\tdetection\tflaps\tprobes passed\tcheck p50\tcheck p99\tbroken conns\tutilisation\t")
+	for _, name := range r.Order {
+		c := r.Configs[name]
+		detected, detection := "no", "-"
+		if c.OutageDetected {
+			detected = "yes"
+			detection = fmt.Sprintf("%.1fs", *c.DetectionSeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%.0f%%\t%s\t%s\t%d\t%.0f%%\t\n",
+			name, c.FalseRestarts, c.FalseHeals, detected, detection, c.Flaps,
+			100*c.ProbeSuccessRatio, fmtMS(c.CheckLatencyMS.P50), fmtMS(c.CheckLatencyMS.P99),
+			c.BrokenConnections, 100*c.Utilisation)
+	}
+	return tw.Flush()
+}
+
+func fmtMS(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.2fs", v/1000)
+	}
+	return fmt.Sprintf("%.0fms", v)
+}
+
+// WriteJSON writes the report as indented JSON to path.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// WriteMarkdown writes report.md: the table, how each configuration was set
+// up, and what the figures say.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Scenario %q\n\n", r.Name)
+	s := r.Spec
+	fmt.Fprintf(&b, "Seed %d, %s in all. Link %s, %v one way, queue %s; load %d connections (%s), ramp %v.",
+		r.Seed, s.Duration, s.Link.Rate, s.Link.Delay, s.Link.Queue, s.Load.Conns, loadKind(s.Load), s.Load.Ramp)
+	for _, o := range s.Link.Outages {
+		fmt.Fprintf(&b, " Outage from %v to %v.", o.Start, Duration{o.End()})
+	}
+	fmt.Fprintf(&b, " Peak memory %.1f GiB.", float64(r.PeakRSSBytes)/(1<<30))
+	if r.Interrupted {
+		b.WriteString(" **Interrupted**: the figures cover the part that ran.")
+	}
+	b.WriteString("\n\n```\n")
+	if err := r.WriteTable(&b); err != nil {
+		return err
+	}
+	b.WriteString("```\n\n")
+	b.WriteString("False restarts and heals happened while the link worked; detection runs from the outage's start " +
+		"to the first restart or heal; flaps count the health state turning unhealthy while the link worked; " +
+		"broken connections are load connections a restart or heal cut while the link worked.\n\n")
+	b.WriteString("| configuration | health server | prober |\n| --- | --- | --- |\n")
+	for _, c := range s.Configs {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, describeHealth(c.Health), describeProber(c.Prober))
+	}
+	b.WriteString("\n## What it means\n\n")
+	for _, line := range r.findings() {
+		fmt.Fprintf(&b, "- %s\n", line)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// findings states, from the figures alone, which configurations kept the
+// loaded tunnel up and which caught the outage.
+func (r *Report) findings() []string {
+	var out []string
+	var calm, caught []string
+	for _, name := range r.Order {
+		c := r.Configs[name]
+		if c.FalseRestarts == 0 && c.FalseHeals == 0 {
+			calm = append(calm, name)
+		}
+		if c.OutageDetected {
+			caught = append(caught, fmt.Sprintf("%s in %.0fs", name, *c.DetectionSeconds))
+		} else {
+			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended.", name))
+		}
+		if n := c.FalseRestarts + c.FalseHeals; n > 0 {
+			out = append(out, fmt.Sprintf("%s restarted or healed the working tunnel %d time(s), breaking %d connection(s).",
+				name, n, c.BrokenConnections))
+		}
+	}
+	if len(calm) > 0 {
+		out = append(out, "No restart and no heal while the link worked: "+strings.Join(calm, ", ")+".")
+	}
+	if len(caught) > 0 {
+		out = append(out, "Outage detected by "+strings.Join(caught, ", ")+".")
+	}
+	return out
+}
+
+func loadKind(l LoadSpec) string {
+	if l.Share > 0 {
+		return fmt.Sprintf("paced at %.0f%% of the rate", 100*l.Share)
+	}
+	return "greedy"
+}
+
+func describeHealth(h HealthSpec) string {
+	parts := []string{"mode " + h.Mode}
+	if len(h.Timeouts) > 0 {
+		var ts []string
+		for _, t := range h.Timeouts {
+			ts = append(ts, t.String())
+		}
+		parts = append(parts, "timeouts "+strings.Join(ts, ","))
+	}
+	if h.Period.Duration > 0 {
+		parts = append(parts, "period "+h.Period.String())
+	}
+	if h.FailureThreshold > 0 {
+		parts = append(parts, fmt.Sprintf("threshold %d", h.FailureThreshold))
+	}
+	if h.Heal {
+		parts = append(parts, "heal")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func describeProber(p ProberSpec) string {
+	return fmt.Sprintf("%s `%s` every %v, timeout %v, failure threshold %d", p.Kind, p.Endpoint, p.Period, p.Timeout, p.FailureThreshold)
+}
+
+// WriteResults writes report.md, report.json and timeline.png into dir,
+// creating it.
+func (r *Report) WriteResults(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var md strings.Builder
+	if err := r.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "report.md"), []byte(md.String())); err != nil {
+		return err
+	}
+	if err := r.WriteJSON(filepath.Join(dir, "report.json")); err != nil {
+		return err
+	}
+	return r.PlotTimeline(filepath.Join(dir, "timeline.png"))
+}
+
+// writeFile writes b to path through a temporary file, so that an
+// interrupted write never leaves half a report.
+func writeFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,138 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+var (
+	colorPass    = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	colorFail    = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	colorCheck   = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
+	colorRestart = color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
+	colorHeal    = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+	colorOutage  = color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0x40}
+)
+
+// PlotTimeline writes a PNG with one panel per configuration: probe
+// latencies (green passed, red failed), the health server's check latencies
+// (grey), restarts (purple) and heals (orange) as vertical lines, and the
+// outages shaded, over seconds since the start.
+func (r *Report) PlotTimeline(path string) error {
+	const panelHeight = 2.6 * vg.Inch
+	width := 11 * vg.Inch
+	height := panelHeight * vg.Length(len(r.Order))
+	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+	dc := draw.New(canvas)
+	tiles := draw.Tiles{Rows: len(r.Order), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4)}
+	for i, name := range r.Order {
+		p, err := r.panel(name)
+		if err != nil {
+			return err
+		}
+		p.Draw(tiles.At(dc, 0, i))
+	}
+	var buf bytes.Buffer
+	if _, err := canvas.WriteTo(&buf); err != nil {
+		return err
+	}
+	return writeFile(path, buf.Bytes())
+}
+
+func (r *Report) panel(name string) (*plot.Plot, error) {
+	c := r.Configs[name]
+	tl := c.Timeline
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %s, %s", name, c.Mode, c.Prober)
+	p.X.Label.Text = "seconds since start"
+	p.Y.Label.Text = "latency (ms, log)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Min, p.X.Max = 0, r.Spec.Duration.Seconds()
+	top := 1.0
+	for _, pm := range tl.Probes {
+		top = max(top, pm.Latency)
+	}
+	for _, cm := range tl.Checks {
+		top = max(top, cm.Latency)
+	}
+	top *= 2
+	p.Y.Min, p.Y.Max = 0.1, top
+
+	for _, o := range r.Spec.Link.Outages {
+		shade, err := plotter.NewPolygon(plotter.XYs{
+			{X: o.Start.Seconds(), Y: p.Y.Min}, {X: o.End().Seconds(), Y: p.Y.Min},
+			{X: o.End().Seconds(), Y: top}, {X: o.Start.Seconds(), Y: top},
+		})
+		if err != nil {
+			return nil, err
+		}
+		shade.Color = colorOutage
+		shade.LineStyle.Width = 0
+		p.Add(shade)
+	}
+	var checks, passed, failed plotter.XYs
+	for _, cm := range tl.Checks {
+		checks = append(checks, plotter.XY{X: float64(cm.At), Y: max(cm.Latency, p.Y.Min)})
+	}
+	for _, pm := range tl.Probes {
+		xy := plotter.XY{X: float64(pm.At), Y: max(pm.Latency, p.Y.Min)}
+		if pm.Passed {
+			passed = append(passed, xy)
+		} else {
+			failed = append(failed, xy)
+		}
+	}
+	for _, s := range []struct {
+		xys   plotter.XYs
+		color color.Color
+		shape draw.GlyphDrawer
+		label string
+	}{
+		{checks, colorCheck, draw.CircleGlyph{}, "check"},
+		{passed, colorPass, draw.TriangleGlyph{}, "probe passed"},
+		{failed, colorFail, draw.CrossGlyph{}, "probe failed"},
+	} {
+		if len(s.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(s.xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = s.color, s.shape, vg.Points(2)
+		p.Add(sc)
+		p.Legend.Add(s.label, sc)
+	}
+	for _, m := range []struct {
+		at    []Offset
+		color color.Color
+		label string
+	}{
+		{tl.Restarts, colorRestart, "restart"},
+		{tl.Heals, colorHeal, "heal"},
+	} {
+		for i, at := range m.at {
+			l, err := plotter.NewLine(plotter.XYs{{X: float64(at), Y: p.Y.Min}, {X: float64(at), Y: top}})
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Width = m.color, vg.Points(1.5)
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+			p.Add(l)
+			if i == 0 {
+				p.Legend.Add(m.label, l)
+			}
+		}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return p, nil
+}

@@ -1,0 +1,131 @@
+package scenarios
+
+import (
+	"sync"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// Timeline is what happened in one trial, in offsets from the run's start.
+type Timeline struct {
+	// Probes are the orchestrator's probes.
+	Probes []ProbeMark `json:"probes"`
+	// Checks are the checks the health server executed (loop and /check/);
+	// abandoned ones are left out.
+	Checks []CheckMark `json:"checks"`
+	// Restarts are the prober's restart decisions.
+	Restarts []Offset `json:"restarts"`
+	// Heals are the health loop's heals.
+	Heals []Offset `json:"heals"`
+	// States are the health server's state changes.
+	States []StateMark `json:"states"`
+	// Notes are other events, for reading the report.
+	Notes []NoteMark `json:"notes,omitempty"`
+}
+
+// Offset is a time since the run's start, in seconds.
+type Offset float64
+
+// ProbeMark is one probe: when it started, how long it took, whether it
+// passed.
+type ProbeMark struct {
+	At      Offset  `json:"at"`
+	Latency float64 `json:"latency_ms"`
+	Passed  bool    `json:"passed"`
+}
+
+// CheckMark is one executed check of the health server.
+type CheckMark struct {
+	At      Offset  `json:"at"`
+	Latency float64 `json:"latency_ms"`
+	Passed  bool    `json:"passed"`
+	Source  string  `json:"source"`
+}
+
+// StateMark is a change of the health server's state.
+type StateMark struct {
+	At Offset `json:"at"`
+	To string `json:"to"`
+}
+
+// NoteMark is a free-text event.
+type NoteMark struct {
+	At   Offset `json:"at"`
+	Text string `json:"text"`
+}
+
+// recorder collects a trial's timeline from the prober's callbacks and the
+// health server's observer, which run on several goroutines.
+type recorder struct {
+	start time.Time
+	mu    sync.Mutex
+	tl    Timeline
+}
+
+func newRecorder(start time.Time) *recorder { return &recorder{start: start} }
+
+func (r *recorder) at(t time.Time) Offset { return Offset(t.Sub(r.start).Seconds()) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func (r *recorder) probe(p ProbeResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tl.Probes = append(r.tl.Probes, ProbeMark{At: r.at(p.Start), Latency: ms(p.Duration), Passed: p.Outcome.passed()})
+}
+
+func (r *recorder) decision(d Decision) {
+	if d.Kind != DecisionRestart {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tl.Restarts = append(r.tl.Restarts, r.at(d.Time))
+}
+
+func (r *recorder) note(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tl.Notes = append(r.tl.Notes, NoteMark{At: r.at(time.Now()), Text: text})
+}
+
+// observer returns the health server's observer feeding r.
+func (r *recorder) observer() middleware.Observer {
+	return middleware.ObserverFuncs{
+		OnCheckFinished: func(res middleware.Result) {
+			if res.Abandoned {
+				return
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.tl.Checks = append(r.tl.Checks, CheckMark{
+				At: r.at(res.Start), Latency: ms(res.Duration), Passed: res.Passed(), Source: res.Source.String(),
+			})
+		},
+		OnStateChanged: func(_, to middleware.Snapshot) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.tl.States = append(r.tl.States, StateMark{At: r.at(to.Since), To: to.Status.String()})
+		},
+		OnHealed: func(e middleware.HealEvent) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.tl.Heals = append(r.tl.Heals, r.at(e.Time))
+		},
+	}
+}
+
+// timeline returns a copy of what was recorded.
+func (r *recorder) timeline() Timeline {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tl := r.tl
+	tl.Probes = append([]ProbeMark(nil), tl.Probes...)
+	tl.Checks = append([]CheckMark(nil), tl.Checks...)
+	tl.Restarts = append([]Offset(nil), tl.Restarts...)
+	tl.Heals = append([]Offset(nil), tl.Heals...)
+	tl.States = append([]StateMark(nil), tl.States...)
+	tl.Notes = append([]NoteMark(nil), tl.Notes...)
+	return tl
+}

@@ -1,0 +1,91 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+)
+
+func TestMeasureSplitsTheWorkingLinkFromTheOutage(t *testing.T) {
+	spec := QuickSuite() // 90 s, ramp 10 s, outage 50-90 s, 20 Mbit/s
+	start := time.Unix(1_000_000, 0)
+	tl := Timeline{
+		Probes: []ProbeMark{
+			{At: 20, Passed: true}, {At: 30, Passed: false}, {At: 40, Passed: true}, {At: 45, Passed: true},
+			{At: 60, Passed: false}, {At: 70, Passed: false},
+		},
+		Checks: []CheckMark{
+			{At: 11, Latency: 50}, {At: 21, Latency: 100}, {At: 31, Latency: 9000}, {At: 55, Latency: 10000},
+		},
+		Restarts: []Offset{35, 72},
+		Heals:    []Offset{30, 58},
+		States: []StateMark{
+			{At: 12, To: "healthy"}, {At: 30, To: "unhealthy"}, {At: 33, To: "healthy"}, {At: 56, To: "unhealthy"},
+		},
+	}
+	var load loadgen.Result
+	load.ConnsAchieved = 1000
+	for s := int64(0); s < 90; s++ {
+		sec := loadgen.Second{T: start.Unix() + s}
+		if s == 35 || s == 72 {
+			sec.Disruptions = 1000
+		}
+		load.Series = append(load.Series, sec)
+	}
+	// 20 Mbit/s is 2.5 MB/s: 90% over the 40 s from the ramp's end to the
+	// outage.
+	w := window{from: 10 * time.Second, to: 50 * time.Second, sinkBytes: 90_000_000, linkBytes: 100_000_000, complete: true}
+	c := measure(spec, spec.Configs[0], tl, load, start, w)
+
+	if c.FalseRestarts != 1 || c.FalseHeals != 1 || c.Restarts != 2 || c.Heals != 2 {
+		t.Errorf("restarts %d (false %d), heals %d (false %d)", c.Restarts, c.FalseRestarts, c.Heals, c.FalseHeals)
+	}
+	if !c.OutageDetected || *c.DetectionSeconds != 8 || len(c.Outages) != 1 {
+		t.Errorf("detection: %v after %v s, want the heal at 58 s: 8 s after the outage", c.OutageDetected, c.DetectionSeconds)
+	}
+	if c.Flaps != 1 {
+		t.Errorf("%d flaps while the link worked, want 1", c.Flaps)
+	}
+	if c.Probes != 4 || c.ProbeSuccessRatio != 0.75 {
+		t.Errorf("%d probes, %.2f passed; want 4, 0.75", c.Probes, c.ProbeSuccessRatio)
+	}
+	if c.CheckLatencyMS.P50 != 100 || c.CheckLatencyMS.P99 != 9000 {
+		t.Errorf("check latency %+v, want p50 100 p99 9000 (the outage's check left out)", c.CheckLatencyMS)
+	}
+	if c.BrokenConnections != 1000 {
+		t.Errorf("%d broken connections while the link worked, want 1000", c.BrokenConnections)
+	}
+	if c.Utilisation < 0.899 || c.Utilisation > 0.901 || c.LinkUtilisation < 0.999 || c.LinkUtilisation > 1.001 {
+		t.Errorf("utilisation %.3f, link %.3f; want 0.9 and 1", c.Utilisation, c.LinkUtilisation)
+	}
+}
+
+func TestMeasureReportsAMissedOutage(t *testing.T) {
+	spec := QuickSuite()
+	c := measure(spec, spec.Configs[1], Timeline{Restarts: []Offset{95}}, loadgen.Result{}, time.Unix(0, 0), window{})
+	if c.OutageDetected || c.DetectionSeconds != nil || c.Outages[0].Detected {
+		t.Errorf("a restart after the outage counted as detection: %+v", c.Outages)
+	}
+	rep := &Report{Name: "t", Spec: spec, Configs: map[string]ConfigReport{"probe-only": c}, Order: []string{"probe-only"}}
+	var b strings.Builder
+	if err := rep.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "probe-only did not act on the outage") {
+		t.Errorf("report.md does not say the outage was missed:\n%s", b.String())
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	for p, want := range map[float64]float64{0: 1, 20: 1, 50: 3, 99: 5, 100: 5} {
+		if got := percentile(xs, p); got != want {
+			t.Errorf("p%v = %v, want %v", p, got, want)
+		}
+	}
+	if percentile(nil, 50) != 0 {
+		t.Error("empty")
+	}
+}

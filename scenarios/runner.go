@@ -1,0 +1,134 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+)
+
+// Options tune a run without changing what it measures.
+type Options struct {
+	// Progress, when set, receives a progress line every ProgressEvery.
+	Progress io.Writer
+	// ProgressEvery is the progress period; zero means 5 s.
+	ProgressEvery time.Duration
+	// Buffers are the labs' netstack TCP buffers; zero means small ones
+	// that let four labs carry thousands of flows each in a few GiB.
+	Buffers harness.Buffers
+}
+
+// scenarioBuffers keep a lab's thousands of flows small: a 20 Mbit/s link
+// with 10 ms of delay needs far less than the defaults' 4 MiB windows.
+var scenarioBuffers = harness.Buffers{SendDefault: 16 << 10, SendMax: 256 << 10, ReceiveDefault: 32 << 10, ReceiveMax: 256 << 10}
+
+// Run runs every configuration of spec on its own lab, side by side, for
+// spec.Duration, and returns what they measured. When ctx ends early it
+// returns the report of what was measured so far, marked Interrupted.
+func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Buffers == (harness.Buffers{}) {
+		opt.Buffers = scenarioBuffers
+	}
+	trials := make([]*trial, 0, len(spec.Configs))
+	defer func() {
+		for _, t := range trials {
+			t.close()
+		}
+	}()
+	for i, c := range spec.Configs {
+		t, err := newTrial(ctx, spec, c, i, opt.Buffers)
+		if err != nil {
+			return nil, err
+		}
+		trials = append(trials, t)
+	}
+
+	start := time.Now()
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(spec.Duration.Duration))
+	defer cancel()
+	g, gctx := errgroup.WithContext(runCtx)
+	for _, t := range trials {
+		t.start, t.rec = start, newRecorder(start)
+		g.Go(func() error { return t.run(gctx) })
+	}
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		progress(gctx, opt, spec, start, trials)
+	}()
+	err := g.Wait()
+	cancel()
+	<-progressDone
+	if err != nil {
+		return nil, err
+	}
+
+	rep := &Report{
+		Name:            spec.Name,
+		Seed:            spec.Seed,
+		Started:         start,
+		DurationSeconds: time.Since(start).Seconds(),
+		Interrupted:     ctx.Err() != nil,
+		PeakRSSBytes:    peakRSS(),
+		Spec:            spec,
+		Configs:         map[string]ConfigReport{},
+	}
+	for _, t := range trials {
+		cr := measure(spec, t.cfg, t.rec.timeline(), t.load, start, t.window)
+		if t.loadErr != nil {
+			cr.LoadError = t.loadErr.Error()
+		}
+		rep.Configs[t.cfg.Name] = cr
+		rep.Order = append(rep.Order, t.cfg.Name)
+	}
+	return rep, nil
+}
+
+// progress writes a line per period: elapsed time, and per configuration
+// its restarts, heals and failed probes so far.
+func progress(ctx context.Context, opt Options, spec Spec, start time.Time, trials []*trial) {
+	if opt.Progress == nil {
+		return
+	}
+	every := opt.ProgressEvery
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var b strings.Builder
+		elapsed := time.Since(start).Truncate(time.Second)
+		phase := "loaded"
+		for _, w := range spec.Link.Outages {
+			if elapsed >= w.Start.Duration && elapsed < w.End() {
+				phase = "OUTAGE"
+			}
+		}
+		fmt.Fprintf(&b, "[%4.0fs/%.0fs %s]", elapsed.Seconds(), spec.Duration.Seconds(), phase)
+		for _, t := range trials {
+			tl := t.rec.timeline()
+			failed := 0
+			for _, p := range tl.Probes {
+				if !p.Passed {
+					failed++
+				}
+			}
+			fmt.Fprintf(&b, "  %s: %d restarts %d heals %d/%d probes failed", t.cfg.Name, len(tl.Restarts), len(tl.Heals), failed, len(tl.Probes))
+		}
+		fmt.Fprintln(opt.Progress, b.String())
+	}
+}

@@ -1,0 +1,327 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// Duration is a time.Duration written as "10s" or "1m30s" in specs.
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes d as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration such as \"10s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as \"10s\", got %q", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// D is shorthand for a Duration in Go code.
+func D(d time.Duration) Duration { return Duration{d} }
+
+// Spec describes one scenario: a link over time, a load, and the health
+// configurations to compare on it. Every configuration runs on its own lab
+// with the same link and load, side by side.
+type Spec struct {
+	Name string `json:"name"`
+	// Seed makes the run repeatable: the link's loss, the probers' initial
+	// jitter.
+	Seed uint64 `json:"seed"`
+	// Duration is the whole run, ramp and outages included.
+	Duration  Duration      `json:"duration"`
+	Link      LinkSpec      `json:"link"`
+	Load      LoadSpec      `json:"load"`
+	Container ContainerSpec `json:"container"`
+	Configs   []ConfigSpec  `json:"configs"`
+}
+
+// LinkSpec is the shaped link at the start and its changes over time.
+type LinkSpec struct {
+	Rate  string   `json:"rate"`  // "20mbit", "5MB/s"
+	Delay Duration `json:"delay"` // one way
+	Queue string   `json:"queue"` // "256p", "256KB"
+	Loss  float64  `json:"loss"`
+	// Changes alter the link at given times after the start.
+	Changes []LinkChange `json:"changes,omitempty"`
+	// Outages are windows in which the link drops everything.
+	Outages []Window `json:"outages,omitempty"`
+}
+
+// LinkChange sets the fields it names at At; empty fields stay as they were.
+type LinkChange struct {
+	At    Duration  `json:"at"`
+	Rate  string    `json:"rate,omitempty"`
+	Delay *Duration `json:"delay,omitempty"`
+	Queue string    `json:"queue,omitempty"`
+	Loss  *float64  `json:"loss,omitempty"`
+}
+
+// Window is a span of the run.
+type Window struct {
+	Start    Duration `json:"start"`
+	Duration Duration `json:"duration"`
+}
+
+// workingEnd is when the link stops working: the first outage's start, or
+// the end of the run.
+func (s Spec) workingEnd() time.Duration {
+	end := s.Duration.Duration
+	for _, w := range s.Link.Outages {
+		end = min(end, w.Start.Duration)
+	}
+	return end
+}
+
+// End returns when w ends.
+func (w Window) End() time.Duration { return w.Start.Duration + w.Duration.Duration }
+
+// LoadSpec is the traffic through each lab's tunnel.
+type LoadSpec struct {
+	Conns int `json:"conns"`
+	// Share, when positive, paces the load at that share of the link's
+	// rate; zero is greedy.
+	Share     float64  `json:"share,omitempty"`
+	Ramp      Duration `json:"ramp"`
+	Direction string   `json:"direction,omitempty"` // up (default), down, both
+}
+
+// ContainerSpec is how a restarted container comes back.
+type ContainerSpec struct {
+	// StartDelay is how long a container takes from the kill to serving
+	// again (tunnel up, health server listening). Our containers stop at
+	// once on SIGTERM, so the kill's grace period never comes into play.
+	StartDelay Duration `json:"start_delay"`
+}
+
+// ConfigSpec is one health configuration under test.
+type ConfigSpec struct {
+	Name   string     `json:"name"`
+	Health HealthSpec `json:"health"`
+	Prober ProberSpec `json:"prober"`
+}
+
+// HealthSpec configures the health server (middleware.Config).
+type HealthSpec struct {
+	Mode             string     `json:"mode"` // loop, probe, auto
+	Period           Duration   `json:"period,omitempty"`
+	Timeouts         []Duration `json:"timeouts,omitempty"`
+	FailureThreshold int        `json:"failure_threshold,omitempty"`
+	// Heal makes the loop restart the tunnel (the lab's client peer) while
+	// unhealthy, with the reference back-off unless HealBackoff is set.
+	Heal        bool         `json:"heal,omitempty"`
+	HealBackoff *BackoffSpec `json:"heal_backoff,omitempty"`
+}
+
+// BackoffSpec is middleware.HealBackoff in a spec.
+type BackoffSpec struct {
+	Initial Duration `json:"initial"`
+	Step    Duration `json:"step"`
+}
+
+// ProberSpec configures the orchestrator's prober.
+type ProberSpec struct {
+	Kind string `json:"kind"` // kubelet, docker
+	// Endpoint is the health server path probed: "/", "/check/",
+	// "/?wait=8s", "/check/?timeout=9s".
+	Endpoint         string   `json:"endpoint"`
+	Period           Duration `json:"period,omitempty"`
+	Timeout          Duration `json:"timeout,omitempty"`
+	InitialDelay     Duration `json:"initial_delay,omitempty"`
+	FailureThreshold int      `json:"failure_threshold,omitempty"`
+	SuccessThreshold int      `json:"success_threshold,omitempty"`
+	// StartPeriod is Docker's --start-period.
+	StartPeriod Duration `json:"start_period,omitempty"`
+}
+
+// Parse reads a spec from YAML or JSON. Unknown fields are errors, and so is
+// every value out of range; errors name the field.
+func Parse(data []byte) (Spec, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return Spec{}, fmt.Errorf("spec: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, fmt.Errorf("spec: %w", err)
+	}
+	if err := dec.Decode(new(json.RawMessage)); !errors.Is(err, io.EOF) {
+		return Spec{}, errors.New("spec: more than one document")
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// Validate reports every field that is out of range, each named by its path.
+func (s Spec) Validate() error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("spec: %s: %s", path, fmt.Sprintf(format, args...)))
+	}
+	if s.Duration.Duration <= 0 {
+		bad("duration", "must be positive")
+	}
+	if _, err := s.Link.settings(); err != nil {
+		bad("link", "%v", err)
+	}
+	for i, c := range s.Link.Changes {
+		path := fmt.Sprintf("link.changes[%d]", i)
+		if c.At.Duration < 0 || c.At.Duration > s.Duration.Duration {
+			bad(path+".at", "%v is outside the run", c.At)
+		}
+		if _, err := c.apply(harness.Settings{}); err != nil {
+			bad(path, "%v", err)
+		}
+	}
+	for i, w := range s.Link.Outages {
+		path := fmt.Sprintf("link.outages[%d]", i)
+		if w.Start.Duration < 0 || w.Duration.Duration <= 0 || w.End() > s.Duration.Duration {
+			bad(path, "must lie within the run and last a positive time")
+		}
+	}
+	if s.Load.Conns < 0 {
+		bad("load.conns", "%d is negative", s.Load.Conns)
+	}
+	if s.Load.Share < 0 || s.Load.Share > 1 {
+		bad("load.share", "%v is outside 0..1", s.Load.Share)
+	}
+	if s.Load.Ramp.Duration < 0 || s.Load.Ramp.Duration >= s.Duration.Duration && s.Duration.Duration > 0 {
+		bad("load.ramp", "must be shorter than the run")
+	}
+	if s.Load.Direction != "" {
+		if _, err := loadgen.ParseDirection(s.Load.Direction); err != nil {
+			bad("load.direction", "%v", err)
+		}
+	}
+	if s.Container.StartDelay.Duration < 0 {
+		bad("container.start_delay", "%v is negative", s.Container.StartDelay)
+	}
+	if len(s.Configs) == 0 {
+		bad("configs", "at least one configuration is needed")
+	}
+	names := map[string]bool{}
+	for i, c := range s.Configs {
+		path := fmt.Sprintf("configs[%d]", i)
+		switch {
+		case c.Name == "":
+			bad(path+".name", "is empty")
+		case names[c.Name]:
+			bad(path+".name", "%q is used twice", c.Name)
+		}
+		names[c.Name] = true
+		if _, err := c.Health.config(); err != nil {
+			bad(path+".health", "%v", err)
+		}
+		if err := c.Prober.validate(); err != nil {
+			bad(path+".prober", "%v", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// settings returns the link's initial settings.
+func (l LinkSpec) settings() (harness.Settings, error) {
+	var set harness.Settings
+	var err error
+	if set.Rate, err = harness.ParseRate(l.Rate); err != nil {
+		return set, fmt.Errorf("rate: %w", err)
+	}
+	if set.Queue, err = harness.ParseQueue(l.Queue); err != nil {
+		return set, fmt.Errorf("queue: %w", err)
+	}
+	set.Delay, set.Loss = l.Delay.Duration, l.Loss
+	return set, set.Validate()
+}
+
+// apply returns set with c's fields applied.
+func (c LinkChange) apply(set harness.Settings) (harness.Settings, error) {
+	var err error
+	if c.Rate != "" {
+		if set.Rate, err = harness.ParseRate(c.Rate); err != nil {
+			return set, fmt.Errorf("rate: %w", err)
+		}
+	}
+	if c.Queue != "" {
+		if set.Queue, err = harness.ParseQueue(c.Queue); err != nil {
+			return set, fmt.Errorf("queue: %w", err)
+		}
+	}
+	if c.Delay != nil {
+		set.Delay = c.Delay.Duration
+	}
+	if c.Loss != nil {
+		set.Loss = *c.Loss
+	}
+	return set, set.Validate()
+}
+
+// config returns the middleware configuration, without Heal, Observer and
+// Clock, which the runner sets.
+func (h HealthSpec) config() (middleware.Config, error) {
+	mode, err := middleware.ParseMode(h.Mode)
+	if err != nil {
+		return middleware.Config{}, fmt.Errorf("mode: %w", err)
+	}
+	cfg := middleware.Config{Mode: mode, Period: h.Period.Duration, FailureThreshold: h.FailureThreshold}
+	for _, t := range h.Timeouts {
+		cfg.Timeouts = append(cfg.Timeouts, t.Duration)
+	}
+	if h.HealBackoff != nil {
+		if h.HealBackoff.Initial.Duration <= 0 {
+			return cfg, errors.New("heal_backoff.initial: must be positive")
+		}
+		cfg.HealBackoff = middleware.HealBackoff{Initial: h.HealBackoff.Initial.Duration, Step: h.HealBackoff.Step.Duration}
+	}
+	if h.Heal && mode == middleware.ModeProbe {
+		return cfg, errors.New("heal: probe mode never heals")
+	}
+	// New validates the rest and names the field.
+	_, err = middleware.New(middleware.CheckerFunc(nil), cfg)
+	return cfg, err
+}
+
+func (p ProberSpec) validate() error {
+	switch p.Kind {
+	case "kubelet", "docker":
+	default:
+		return fmt.Errorf("kind: %q is neither kubelet nor docker", p.Kind)
+	}
+	if !strings.HasPrefix(p.Endpoint, "/") {
+		return fmt.Errorf("endpoint: %q must be a path such as / or /check/", p.Endpoint)
+	}
+	if err := checkProbeURL("http://127.0.0.1" + p.Endpoint); err != nil {
+		return fmt.Errorf("endpoint: %w", err)
+	}
+	for name, d := range map[string]Duration{"period": p.Period, "timeout": p.Timeout, "initial_delay": p.InitialDelay, "start_period": p.StartPeriod} {
+		if d.Duration < 0 {
+			return fmt.Errorf("%s: %v is negative", name, d)
+		}
+	}
+	if p.FailureThreshold < 0 || p.SuccessThreshold < 0 {
+		return errors.New("thresholds must not be negative")
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+const specYAML = `
+name: custom
+seed: 7
+duration: 2m
+link:
+  rate: 20mbit
+  delay: 10ms
+  queue: 256p
+  changes:
+    - at: 30s
+      rate: 10mbit
+      loss: 0.01
+  outages:
+    - start: 60s
+      duration: 30s
+load:
+  conns: 500
+  share: 0.9
+  ramp: 10s
+  direction: both
+container:
+  start_delay: 3s
+configs:
+  - name: k8s
+    health: {mode: probe}
+    prober:
+      kind: kubelet
+      endpoint: /check/?timeout=9s
+      period: 10s
+      timeout: 10s
+      failure_threshold: 3
+  - name: docker
+    health:
+      mode: loop
+      timeouts: [2s, 4s]
+      heal: true
+      heal_backoff: {initial: 6s, step: 5s}
+    prober: {kind: docker, endpoint: /, period: 5s, timeout: 5s, start_period: 10s}
+`
+
+func TestParseReadsEveryField(t *testing.T) {
+	s, err := Parse([]byte(specYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "custom" || s.Seed != 7 || s.Duration.Duration != 2*time.Minute ||
+		s.Link.Changes[0].At.Duration != 30*time.Second || *s.Link.Changes[0].Loss != 0.01 ||
+		s.Link.Outages[0].End() != 90*time.Second || s.Load.Share != 0.9 || s.Load.Direction != "both" ||
+		s.Container.StartDelay.Duration != 3*time.Second || len(s.Configs) != 2 ||
+		s.Configs[1].Health.HealBackoff.Step.Duration != 5*time.Second ||
+		s.Configs[1].Prober.StartPeriod.Duration != 10*time.Second {
+		t.Errorf("parsed %+v", s)
+	}
+	// JSON is YAML too, and a spec survives the round trip.
+	js, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(js)
+	if err != nil {
+		t.Fatalf("round trip: %v\n%s", err, js)
+	}
+	js2, _ := json.Marshal(again)
+	if string(js) != string(js2) {
+		t.Errorf("round trip changed the spec:\n%s\n%s", js, js2)
+	}
+}
+
+func TestParseRejectsBadSpecs(t *testing.T) {
+	for _, tc := range []struct{ from, to, mention string }{
+		{"name: custom", "name: custom\nsurprise: 1", `unknown field "surprise"`},
+		{"  rate: 20mbit", "  rate: 20furlongs", "link: rate"},
+		{"duration: 2m", "duration: -2m", "duration"},
+		{"duration: 2m", "duration: soon", "duration"},
+		{"  conns: 500", "  conns: -5", "load.conns"},
+		{"  share: 0.9", "  share: 1.5", "load.share"},
+		{"  direction: both", "  direction: sideways", "load.direction"},
+		{"    health: {mode: probe}", "    health: {mode: sometimes}", "configs[0].health"},
+		{"      kind: kubelet", "      kind: nomad", "configs[0].prober"},
+		{"      endpoint: /check/?timeout=9s", "      endpoint: check", "configs[0].prober"},
+		{"  - name: docker", "  - name: k8s", "configs[1].name"},
+		{"    - start: 60s", "    - start: 110s", "link.outages[0]"},
+		{"    - at: 30s", "    - at: 5m", "link.changes[0].at"},
+		{"      heal: true", "      heal: true\n      failure_threshold: -1", "configs[1].health"},
+		{"    health: {mode: probe}", "    health: {mode: probe, heal: true}", "configs[0].health"},
+	} {
+		if !strings.Contains(specYAML, tc.from) {
+			t.Fatalf("test spec lacks %q", tc.from)
+		}
+		_, err := Parse([]byte(strings.Replace(specYAML, tc.from, tc.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%q: error %v, want one naming %s", tc.to, err, tc.mention)
+		}
+	}
+	for _, doc := range []string{"", "[1, 2]", "name: a\n---\nname: b", "duration: [", "{"} {
+		if _, err := Parse([]byte(doc)); err == nil {
+			t.Errorf("%q parsed", doc)
+		}
+	}
+}
+
+func TestBuiltInSuitesAreValid(t *testing.T) {
+	for _, s := range []Spec{DefaultSuite(), QuickSuite()} {
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		if len(s.Configs) != 4 || len(s.Link.Outages) != 1 {
+			t.Errorf("%s: %d configurations, %d outages", s.Name, len(s.Configs), len(s.Link.Outages))
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(specYAML))
+	f.Add([]byte(`{"name":"x","duration":"1s","configs":[]}`))
+	f.Add([]byte("duration: 1h\nlink: {rate: 1kbit, queue: 1p}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(data)
+		if err != nil {
+			return
+		}
+		// Whatever parses is valid and survives a round trip.
+		if err := s.Validate(); err != nil {
+			t.Fatalf("Parse accepted an invalid spec: %v", err)
+		}
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(js); err != nil {
+			t.Fatalf("round trip of %s: %v", js, err)
+		}
+	})
+}

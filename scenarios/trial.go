@@ -1,0 +1,322 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// A trial is one health configuration on its own lab: the link, the load,
+// the health server in its container, and the orchestrator's prober.
+type trial struct {
+	spec  Spec
+	cfg   ConfigSpec
+	index int
+	lab   *harness.Lab
+	rec   *recorder
+	start time.Time
+
+	// The health server listens on this loopback address in every
+	// container incarnation, so the prober's URL stays valid.
+	addr string
+
+	load    loadgen.Result
+	loadErr error
+	window  window
+}
+
+// window is what the sink received and the link carried between the end of
+// the ramp and the first outage: the loaded, working link.
+type window struct {
+	from, to             time.Duration
+	sinkBytes, linkBytes int64
+	complete             bool
+}
+
+// newTrial starts the trial's lab and reserves the health server's address.
+func newTrial(ctx context.Context, spec Spec, cfg ConfigSpec, index int, bufs harness.Buffers) (*trial, error) {
+	set, err := spec.Link.settings()
+	if err != nil {
+		return nil, err
+	}
+	lab := harness.New(harness.Config{Link: set, Seed: spec.Seed + uint64(index), Buffers: bufs})
+	if err := lab.Start(ctx); err != nil {
+		return nil, fmt.Errorf("%s: lab: %w", cfg.Name, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		lab.Close()
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return &trial{spec: spec, cfg: cfg, index: index, lab: lab, addr: addr}, nil
+}
+
+func (t *trial) close() error { return t.lab.Close() }
+
+// run drives the trial from t.start until ctx ends.
+func (t *trial) run(ctx context.Context) error {
+	c := &container{t: t, backoff: CrashBackoff{}}
+	if err := c.up(ctx); err != nil {
+		return fmt.Errorf("%s: health server: %w", t.cfg.Name, err)
+	}
+	defer c.down()
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return t.driveLink(gctx) })
+	g.Go(func() error {
+		t.load, t.loadErr = loadgen.Run(gctx, t.loadConfig())
+		return nil // a load failure is reported, not fatal to the others
+	})
+	g.Go(func() error { return t.probe(gctx, c) })
+	g.Go(func() error { t.measureWindow(gctx); return nil })
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		err = nil
+	}
+	return err
+}
+
+func (t *trial) loadConfig() loadgen.Config {
+	l := t.spec.Load
+	dir, _ := loadgen.ParseDirection(l.Direction) // validated
+	if l.Direction == "" {
+		dir = loadgen.Up
+	}
+	set, _ := t.spec.Link.settings()
+	return loadgen.Config{
+		Target:    t.lab.SinkAddr().String(),
+		Dialer:    middleware.DialerFunc(t.lab.Dial),
+		PathName:  "lab",
+		Conns:     l.Conns,
+		Ramp:      l.Ramp.Duration,
+		Duration:  t.spec.Duration.Duration - l.Ramp.Duration,
+		Rate:      l.Share * float64(set.Rate),
+		Direction: dir,
+	}
+}
+
+// measureWindow reads the sink's and the link's byte counters at the start
+// and the end of the working window.
+func (t *trial) measureWindow(ctx context.Context) {
+	w := window{from: t.spec.Load.Ramp.Duration, to: t.spec.workingEnd()}
+	read := func() (sink, link int64) {
+		st := t.lab.Server().SinkStats()
+		ls := t.lab.Link().Stats()
+		return st.BytesIn + st.BytesOut, int64(ls.Uplink.Bytes + ls.Downlink.Bytes)
+	}
+	if !sleepUntil(ctx, t.start.Add(w.from)) {
+		return
+	}
+	s0, l0 := read()
+	if !sleepUntil(ctx, t.start.Add(w.to)) {
+		return
+	}
+	s1, l1 := read()
+	w.sinkBytes, w.linkBytes, w.complete = s1-s0, l1-l0, true
+	t.window = w
+}
+
+// driveLink applies the link's changes and outages at their times.
+func (t *trial) driveLink(ctx context.Context) error {
+	type step struct {
+		at    time.Duration
+		apply func(*harness.Settings)
+	}
+	var steps []step
+	for _, c := range t.spec.Link.Changes {
+		steps = append(steps, step{c.At.Duration, func(s *harness.Settings) { *s, _ = c.apply(*s) }})
+	}
+	for _, w := range t.spec.Link.Outages {
+		steps = append(steps,
+			step{w.Start.Duration, func(s *harness.Settings) { s.Down = true }},
+			step{w.End(), func(s *harness.Settings) { s.Down = false }})
+	}
+	// Stable: a change and an outage at the same time apply in spec order.
+	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.at, b.at) })
+	for _, s := range steps {
+		if !sleepUntil(ctx, t.start.Add(s.at)) {
+			return nil
+		}
+		if err := t.lab.Link().Update(s.apply); err != nil {
+			return fmt.Errorf("%s: link at %v: %w", t.cfg.Name, s.at, err)
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// probe runs the orchestrator's prober against the container.
+func (t *trial) probe(ctx context.Context, c *container) error {
+	p := t.cfg.Prober
+	url := "http://" + t.addr + p.Endpoint
+	onProbe := func(r ProbeResult) { t.rec.probe(r) }
+	onDecision := func(d Decision) { t.rec.decision(d) }
+	var run func(context.Context) error
+	switch p.Kind {
+	case "docker":
+		d, err := NewDocker(DockerConfig{
+			URL: url, Interval: p.Period.Duration, Timeout: p.Timeout.Duration,
+			StartPeriod: p.StartPeriod.Duration, Retries: p.FailureThreshold,
+			RestartOnUnhealthy: true, OnProbe: onProbe, OnDecision: onDecision,
+		}, c)
+		if err != nil {
+			return fmt.Errorf("%s: prober: %w", t.cfg.Name, err)
+		}
+		run = d.Run
+	default:
+		k, err := NewKubelet(KubeletConfig{
+			URL: url, Period: p.Period.Duration, Timeout: p.Timeout.Duration,
+			InitialDelay: p.InitialDelay.Duration, FailureThreshold: p.FailureThreshold,
+			SuccessThreshold: p.SuccessThreshold,
+			Rand:             rand.New(rand.NewPCG(t.spec.Seed, uint64(t.index))),
+			OnProbe:          onProbe, OnDecision: onDecision,
+		}, c)
+		if err != nil {
+			return fmt.Errorf("%s: prober: %w", t.cfg.Name, err)
+		}
+		run = k.Run
+	}
+	if err := run(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s: prober: %w", t.cfg.Name, err)
+	}
+	return nil
+}
+
+// container is the VPN container the prober watches: the lab's client peer
+// and the health server. A restart takes both down, waits the container's
+// start delay and the crash back-off, and brings both up again.
+type container struct {
+	t       *trial
+	backoff CrashBackoff
+
+	mu      sync.Mutex
+	id      int
+	started time.Time
+	stop    func() // stops the running incarnation and waits for it
+}
+
+var _ Container = (*container)(nil)
+
+func (c *container) ID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("%s-%d", c.t.cfg.Name, c.id)
+}
+
+func (c *container) StartedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started
+}
+
+// Restart kills the container and starts a new one.
+func (c *container) Restart(ctx context.Context, reason string) error {
+	c.down()
+	if err := c.t.lab.Down(); err != nil && !errors.Is(err, harness.ErrClientDown) {
+		return err
+	}
+	c.t.rec.note("container stopped: " + reason)
+	if !sleepUntil(ctx, time.Now().Add(c.t.spec.Container.StartDelay.Duration+c.backoff.Next(time.Now()))) {
+		return ctx.Err()
+	}
+	if err := c.t.lab.Up(ctx); err != nil {
+		return err
+	}
+	return c.up(ctx)
+}
+
+// up starts a health server incarnation: a new monitor (a restarted
+// container starts with no state) serving on the trial's address.
+func (c *container) up(ctx context.Context) error {
+	t := c.t
+	cfg, err := t.cfg.Health.config()
+	if err != nil {
+		return err
+	}
+	cfg.Observer = t.rec.observer()
+	if t.cfg.Health.Heal {
+		cfg.Heal = t.lab.Restart
+	}
+	check := middleware.TLSCheck{
+		Address:    t.lab.TLSAddr().String(),
+		ServerName: harness.TLSHost,
+		RootCAs:    t.lab.CA().Pool,
+		Dialer:     middleware.DialerFunc(t.lab.Dial),
+	}
+	mon, err := middleware.New(check, cfg)
+	if err != nil {
+		return err
+	}
+	var ln net.Listener
+	for {
+		// The old incarnation's socket may linger a moment.
+		if ln, err = net.Listen("tcp", t.addr); err == nil {
+			break
+		}
+		if !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
+			return ctx.Err()
+		}
+	}
+	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	srv := &http.Server{
+		Handler:           mon.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ictx },
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = mon.Run(ictx) })
+	wg.Go(func() { _ = srv.Serve(ln) })
+	c.mu.Lock()
+	c.id++
+	c.started = time.Now()
+	c.stop = func() {
+		cancel()
+		_ = srv.Close()
+		wg.Wait()
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// down stops the running incarnation, if any.
+func (c *container) down() {
+	c.mu.Lock()
+	stop := c.stop
+	c.stop = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// sleepUntil waits until t or until ctx ends; it reports whether ctx is
+// still alive.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
