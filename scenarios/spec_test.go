@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -140,4 +141,20 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip of %s: %v", js, err)
 		}
 	})
+}
+
+// The README's example spec must stay valid.
+func TestREADMESpecParses(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "```yaml\n")
+	doc, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatal("no yaml block in the README")
+	}
+	if _, err := Parse([]byte(doc)); err != nil {
+		t.Errorf("the README's spec: %v", err)
+	}
 }
