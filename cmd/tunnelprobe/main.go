@@ -31,6 +31,8 @@ var commands = []command{
 	{"scenario", "compare health configurations on a loaded tunnel and through an outage (the main job)", runScenario},
 	{"serve", "serve the health endpoints of a tunnel (the middleware as a sidecar)", runServe},
 	{"lab", "run the tunnel lab: WireGuard in user space over a shaped link", runLab},
+	{"load", "load a tunnel with thousands of TCP connections and measure health-check latency under load", runLoad},
+	{"sink", "a TCP sink that counts connections and bytes: the load generator's target", runSink},
 	{"probe", "probe a URL as the kubelet (or Docker's HEALTHCHECK) would, and say whether it would restart", runProbe},
 }
 

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Benchmark of the load generator on loopback, against the targets of
+# issue 4. Not part of the default checks: it takes about three minutes and
+# wants the machine to itself (2 cores, 24 GiB are enough).
+#
+#   bash ci/bench-load.sh            # everything
+#   BENCH_OUT=/tmp/bench bash ci/bench-load.sh   # keep the raw results there
+#
+# It measures, in one run on one machine:
+#   1. throughput: iperf3 (Debian's package) against tunnelprobe sink + load
+#      with the same number of streams, 8 and 32, 10 s each (target: at
+#      least 0.9x iperf3);
+#   2. the most concurrent connections held for 30 s (target 50,000), over
+#      several sink and load processes and 19 source addresses;
+#   3. the connect rate while ramping as fast as possible (target at least
+#      15,000 per second);
+#   4. memory per idle connection on the load side (target at most 10 KiB).
+# Everything runs on 127.0.0.0/8, is bounded in time and stops by itself.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+OUT="${BENCH_OUT:-$(mktemp -d -t bench-load.XXXXXX)}"
+mkdir -p "$OUT"
+BIN="$OUT/tunnelprobe"
+
+section() { printf '\n==> %s\n' "$*" >&2; }
+
+# Every background process this script starts, so that it can stop them,
+# and only them, on any exit.
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+}
+trap cleanup EXIT
+
+need() {
+	local missing=()
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || missing+=("$tool")
+	done
+	if ((${#missing[@]})); then
+		section "installing ${missing[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	fi
+}
+
+# start_sink PROCS: starts a sink on a free port with PROCS processes; sets
+# SINK_PID and SINK_ADDR.
+start_sink() {
+	local log="$OUT/sink-$RANDOM.log"
+	"$BIN" sink --listen 127.0.0.1:0 --procs "$1" >"$log" 2>&1 &
+	SINK_PID=$!
+	PIDS+=("$SINK_PID")
+	for _ in $(seq 300); do
+		SINK_ADDR="$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$log")"
+		[[ -n "$SINK_ADDR" ]] && return 0
+		kill -0 "$SINK_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "the sink did not start:" >&2
+	cat "$log" >&2
+	exit 1
+}
+
+# stop_sink: stops the sink and prints its counters.
+stop_sink() {
+	kill -TERM "$SINK_PID"
+	wait "$SINK_PID" || true
+}
+
+# load ARGS...: runs the load generator, its summary on stderr. A failed
+# run still writes its JSON; the figures show what it achieved.
+load() {
+	"$BIN" load "$@" >&2 || echo "load exited with $?" >&2
+}
+
+section "tools"
+need iperf3 jq
+go version >&2
+iperf3 --version | head -1 >&2
+
+section "build"
+CGO_ENABLED=0 go build -o "$BIN" ./cmd/tunnelprobe
+echo "$BIN" >&2
+
+# 1. Throughput against iperf3, same streams, same duration.
+declare -A IPERF OURS
+for P in 8 32; do
+	section "throughput, $P streams: iperf3"
+	iperf3 -s -B 127.0.0.1 -p 15201 --one-off >/dev/null 2>&1 &
+	IPERF_PID=$!
+	PIDS+=("$IPERF_PID")
+	for _ in $(seq 50); do
+		iperf3 -c 127.0.0.1 -p 15201 -t 10 -P "$P" -J >"$OUT/iperf3-$P.json" 2>/dev/null && break
+		sleep 0.1 # the server is not listening yet
+	done
+	wait "$IPERF_PID" || true
+	IPERF[$P]="$(jq '.end.sum_received.bits_per_second / 1e9' "$OUT/iperf3-$P.json")"
+	echo "iperf3: ${IPERF[$P]} Gbit/s" >&2
+
+	section "throughput, $P streams: tunnelprobe"
+	start_sink 1
+	load --target "$SINK_ADDR" --conns "$P" --duration 10s --json "$OUT/throughput-$P.json"
+	stop_sink
+	OURS[$P]="$(jq '.bytes_up * 8 / .duration_seconds / 1e9' "$OUT/throughput-$P.json")"
+	echo "tunnelprobe: ${OURS[$P]} Gbit/s" >&2
+done
+
+# 2. The most connections held for 30 s. 50,000 connections need 50,000
+# open files on each side: with 20,000 per process, 4 sink and 6 load
+# processes, and 19 source addresses for the ports (28,232 per address).
+section "50,000 connections held for 30 s"
+start_sink 4
+load --target "$SINK_ADDR" --conns 50000 --procs 6 --source 127.0.0.2-127.0.0.20 \
+	--connect-rate 0 --rate 10mbit --duration 30s --json "$OUT/held.json"
+stop_sink
+# Held: the fewest open connections from the first second at the peak to
+# the end of the hold (the last second is when they close).
+HELD="$(jq '.series as $s | ($s | map(.open) | max) as $peak
+	| ([$s | to_entries[] | select(.value.open == $peak)][0].key) as $i
+	| (($s[$i:-1] | map(.open) | min) // $peak)' "$OUT/held.json")"
+HELD_FOR="$(jq '.series as $s | ($s | map(.open) | max) as $peak
+	| ([$s | to_entries[] | select(.value.open == $peak)][0].key) as $i
+	| ($s | length) - 1 - $i' "$OUT/held.json")"
+HELD_RSS="$(jq '[.series[].rss_bytes] | max / 1048576 | floor' "$OUT/held.json")"
+
+# 3. Connect rate, as fast as possible: 45,000 connections, so that the
+# ramp spans whole seconds, over 3 load and 3 sink processes (open files)
+# and 4 source addresses (ports).
+section "connect rate"
+start_sink 3
+load --target "$SINK_ADDR" --conns 45000 --procs 3 --source 127.0.0.2-127.0.0.5 \
+	--connect-rate 0 --rate 1kbit --duration 3s --json "$OUT/connect-rate.json"
+stop_sink
+RATE_PEAK="$(jq '[.series[].connects] | max' "$OUT/connect-rate.json")"
+# Over the whole ramp: from the start (series[0].t is its whole second) to
+# the end of the first second at the peak, so a lower bound.
+RATE_AVG="$(jq '.series as $s | ($s | map(.open) | max) as $peak
+	| ([$s | to_entries[] | select(.value.open == $peak)][0].key) as $i
+	| ((.start | capture("\\.(?<f>[0-9]+)").f) // "0" | "0." + . | tonumber) as $frac
+	| ($peak / (($s[$i].t + 1) - ($s[0].t + $frac)) | floor)' "$OUT/connect-rate.json")"
+
+# 4. Memory per idle connection: 20,000 connections opened over 10 s with
+# next to no traffic; the slope of the load processes' RSS against open
+# connections, and their whole RSS divided by the connections.
+section "memory per idle connection"
+start_sink 2
+load --target "$SINK_ADDR" --conns 20000 --procs 2 --source 127.0.0.2-127.0.0.3 \
+	--ramp 10s --rate 1kbit --duration 5s --json "$OUT/idle.json"
+stop_sink
+MEM_SLOPE="$(jq '[.series[] | select(.open > 0)] as $s | ($s[0]) as $a | ($s[-1]) as $b
+	| if $b.open > $a.open then (($b.rss_bytes - $a.rss_bytes) / ($b.open - $a.open) / 1024 * 10 | round / 10) else null end' "$OUT/idle.json")"
+MEM_RATIO="$(jq '.series | max_by(.open) | (.rss_bytes / .open / 1024 * 10 | round / 10)' "$OUT/idle.json")"
+
+ratio() { jq -n "$1 / $2 * 100 | round / 100"; }
+round2() { jq -n "$1 * 100 | round / 100"; }
+
+section "results (raw JSON in $OUT)"
+cat <<EOF
+| measure | tunnelprobe | reference | target |
+| --- | --- | --- | --- |
+| throughput, 8 streams, 10 s | $(round2 "${OURS[8]}") Gbit/s | iperf3 $(round2 "${IPERF[8]}") Gbit/s | ratio $(ratio "${OURS[8]}" "${IPERF[8]}") (>= 0.9) |
+| throughput, 32 streams, 10 s | $(round2 "${OURS[32]}") Gbit/s | iperf3 $(round2 "${IPERF[32]}") Gbit/s | ratio $(ratio "${OURS[32]}" "${IPERF[32]}") (>= 0.9) |
+| concurrent connections held | $HELD for $HELD_FOR s (load RSS peak $HELD_RSS MiB) | | 50,000 for 30 s |
+| connect rate, as fast as possible | $RATE_PEAK/s best second, at least $RATE_AVG/s over the whole ramp | | >= 15,000/s |
+| memory per idle connection (load side) | $MEM_SLOPE KiB marginal, $MEM_RATIO KiB RSS/conns | | <= 10 KiB |
+EOF

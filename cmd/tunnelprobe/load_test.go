@@ -1,0 +1,513 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"image/png"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
+)
+
+// testSink serves a sink on a free loopback port until the test ends.
+func testSink(t *testing.T, echo bool) (string, *sink.Server) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &sink.Server{Echo: echo}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return ln.Addr().String(), srv
+}
+
+// runLoadCommand runs the load command in the test's process.
+func runLoadCommand(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out bytes.Buffer
+	errb := newWatchBuffer()
+	code = loadCommand(ctx, args, noEnv, &out, errb)
+	return code, out.String(), errb.String()
+}
+
+// readReport reads a --json file both as loose fields and as a Report.
+func readReport(t *testing.T, path string) (map[string]json.RawMessage, loadgen.Report) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]json.RawMessage
+	var rep loadgen.Report
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return fields, rep
+}
+
+// requiredFields are the top-level fields the issue promises in --json.
+var requiredFields = []string{
+	"conns_requested", "conns_achieved", "bytes_up", "bytes_down", "disruptions", "errors",
+	"connect_latency_ms", "probe_latency_ms", "probe_failures", "series",
+}
+
+func checkFields(t *testing.T, what string, fields map[string]json.RawMessage) {
+	t.Helper()
+	for _, f := range requiredFields {
+		if v, ok := fields[f]; !ok || string(v) == "null" {
+			t.Errorf("%s: field %q is %s", what, f, v)
+		}
+	}
+	for _, f := range []string{"connect_latency_ms", "probe_latency_ms"} {
+		var p map[string]float64
+		if err := json.Unmarshal(fields[f], &p); err != nil {
+			t.Fatalf("%s: %s: %v", what, f, err)
+		}
+		for _, q := range []string{"p50", "p90", "p99", "max"} {
+			if _, ok := p[q]; !ok {
+				t.Errorf("%s: %s has no %s", what, f, q)
+			}
+		}
+	}
+}
+
+func checkPNG(t *testing.T, path string, w, h int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Errorf("%s is %dx%d, want %dx%d", path, b.Dx(), b.Dy(), w, h)
+	}
+}
+
+func TestLoadDirect(t *testing.T) {
+	t.Parallel()
+	addr, srv := testSink(t, false)
+	dir := t.TempDir()
+	jsonFile, plotFile := filepath.Join(dir, "run.json"), filepath.Join(dir, "run.png")
+	code, stdout, stderr := runLoadCommand(t, t.Context(), "--target", addr, "--conns", "24", "--duration", "2s",
+		"--probe", "tcp://"+addr, "--probe-every", "100ms", "--json", jsonFile, "--plot", plotFile)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	fields, rep := readReport(t, jsonFile)
+	checkFields(t, "run", fields)
+	r := rep.Result
+	if r == nil || r.ConnsRequested != 24 || r.ConnsAchieved != 24 || r.Interrupted || r.Path != "direct" {
+		t.Errorf("result %+v, want 24 of 24 connections, direct, not interrupted", r)
+	}
+	if r != nil && (r.Probes == 0 || r.BytesUp == 0) {
+		t.Errorf("%d probes and %d bytes up, want some of both", r.Probes, r.BytesUp)
+	}
+	if srv.Stats().Conns < 24 {
+		t.Errorf("the sink saw %d connections, want at least 24", srv.Stats().Conns)
+	}
+	checkPNG(t, plotFile, 960, 960)
+	for _, want := range []string{"24 requested, 24 achieved", "throughput", "probe ms"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary does not say %q:\n%s", want, stdout)
+		}
+	}
+	// stderr is no terminal: plain progress lines.
+	if !strings.Contains(stderr, "open 24/24") {
+		t.Errorf("no progress line on stderr:\n%s", stderr)
+	}
+}
+
+// TestLoadProcs splits a run over two child processes (this test binary,
+// see the init hook in sink_test.go) and checks the merged result.
+func TestLoadProcs(t *testing.T) {
+	t.Parallel()
+	addr, srv := testSink(t, false)
+	jsonFile := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := runLoadCommand(t, t.Context(), "--target", addr, "--conns", "31", "--procs", "2",
+		"--duration", "2s", "--probe", "tcp://"+addr, "--probe-every", "200ms", "--json", jsonFile)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	fields, rep := readReport(t, jsonFile)
+	checkFields(t, "merged run", fields)
+	r := rep.Result
+	if r.Processes != 2 || r.ConnsRequested != 31 || r.ConnsAchieved != 31 {
+		t.Errorf("processes %d, connections %d of %d; want 2, 31 of 31", r.Processes, r.ConnsAchieved, r.ConnsRequested)
+	}
+	if r.Probes == 0 {
+		t.Error("no probes: the first child should probe")
+	}
+	// The series is the sum of both children's.
+	var peak int64
+	for _, s := range r.Series {
+		peak = max(peak, s.Open)
+	}
+	if peak != 31 {
+		t.Errorf("series peaks at %d open connections, want 31", peak)
+	}
+	if srv.Stats().Conns < 31 {
+		t.Errorf("the sink saw %d connections, want at least 31", srv.Stats().Conns)
+	}
+	if !strings.Contains(stdout, "processes       2") && !strings.Contains(stdout, "processes  2") {
+		t.Errorf("summary does not show 2 processes:\n%s", stdout)
+	}
+}
+
+func TestLoadSweep(t *testing.T) {
+	t.Parallel()
+	addr, _ := testSink(t, false)
+	dir := t.TempDir()
+	jsonFile, plotFile := filepath.Join(dir, "sweep.json"), filepath.Join(dir, "sweep.png")
+	code, stdout, stderr := runLoadCommand(t, t.Context(), "--target", addr, "--sweep", "3,6", "--duration", "2s",
+		"--probe", "tcp://"+addr, "--probe-every", "200ms", "--json", jsonFile, "--plot", plotFile)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sw struct {
+		Levels []map[string]json.RawMessage `json:"levels"`
+	}
+	if err := json.Unmarshal(b, &sw); err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Levels) != 2 {
+		t.Fatalf("%d levels, want 2", len(sw.Levels))
+	}
+	for i, want := range []string{"3", "6"} {
+		checkFields(t, "level "+want, sw.Levels[i])
+		if got := string(sw.Levels[i]["conns_requested"]); got != want {
+			t.Errorf("level %d requested %s connections, want %s", i, got, want)
+		}
+	}
+	checkPNG(t, plotFile, 960, 720)
+	if !strings.Contains(stdout, "achieved") || !strings.Contains(stdout, "level 2/2") {
+		t.Errorf("no sweep table or level summaries:\n%s", stdout)
+	}
+}
+
+// TestLoadInterrupt stops runs mid-way, as Ctrl-C does, and checks that
+// they return promptly and still write their report.
+func TestLoadInterrupt(t *testing.T) {
+	t.Parallel()
+	for _, procs := range []string{"1", "2"} {
+		t.Run("procs="+procs, func(t *testing.T) {
+			t.Parallel()
+			addr, _ := testSink(t, false)
+			jsonFile := filepath.Join(t.TempDir(), "run.json")
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			errb := newWatchBuffer()
+			done := make(chan int, 1)
+			go func() {
+				var out bytes.Buffer
+				done <- loadCommand(ctx, []string{"--target", addr, "--conns", "10", "--procs", procs,
+					"--duration", "60s", "--json", jsonFile}, noEnv, &out, errb)
+			}()
+			// The first progress line: the run is under way.
+			errb.waitFor(t, `open \d+/10`)
+			stopped := time.Now()
+			cancel()
+			code := <-done
+			// The command itself stops within about 50 ms; children built
+			// with -race add the race detector's 1 s sleep at exit
+			// (GORACE atexit_sleep_ms).
+			d := time.Since(stopped)
+			t.Logf("stopped in %v", d)
+			if d > 2*time.Second {
+				t.Errorf("took %v to stop, want at most 2s", d)
+			}
+			if code != 0 {
+				t.Errorf("exit %d after an interrupt, want 0; stderr:\n%s", code, errb)
+			}
+			_, rep := readReport(t, jsonFile)
+			if rep.Result == nil || !rep.Interrupted {
+				t.Errorf("report %+v, want interrupted", rep.Result)
+			}
+		})
+	}
+}
+
+func TestLoadSOCKS5(t *testing.T) {
+	t.Parallel()
+	addr, _ := testSink(t, false)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &harness.SOCKS5{Dial: (&net.Dialer{}).DialContext}
+	if err := proxy.Start(ln); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	jsonFile := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := runLoadCommand(t, t.Context(), "--target", addr, "--socks5", ln.Addr().String(),
+		"--conns", "8", "--duration", "2s", "--probe", "tcp://"+addr, "--probe-every", "200ms", "--json", jsonFile)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	_, rep := readReport(t, jsonFile)
+	if r := rep.Result; r.ConnsAchieved != 8 || !strings.HasPrefix(r.Path, "socks5 ") || r.Probes == 0 || r.ProbeFailures != 0 {
+		t.Errorf("result: %d connections over %q, %d probes, %d failed; want 8 over socks5, probes passing",
+			r.ConnsAchieved, r.Path, r.Probes, r.ProbeFailures)
+	}
+}
+
+// TestLoadLab measures a tunnel with nothing else running: the lab's sink
+// as the target, its TLS target as the probe. With --procs the children
+// reach the lab through its SOCKS5 ingress.
+func TestLoadLab(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ procs, direction string }{{"1", "up"}, {"2", "both"}} {
+		t.Run("procs="+tc.procs+",direction="+tc.direction, func(t *testing.T) {
+			t.Parallel()
+			jsonFile := filepath.Join(t.TempDir(), "run.json")
+			code, stdout, stderr := runLoadCommand(t, t.Context(), "--lab", "--link-rate", "50mbit", "--link-delay", "1ms",
+				"--conns", "4", "--procs", tc.procs, "--direction", tc.direction, "--duration", "2s", "--probe-every", "200ms",
+				"--json", jsonFile)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			_, rep := readReport(t, jsonFile)
+			r := rep.Result
+			if r.ConnsAchieved != 4 || !strings.HasPrefix(r.Path, "lab ") || r.Probes == 0 || r.ProbeFailures != 0 || r.BytesUp == 0 {
+				t.Errorf("result: %d connections over %q, %d bytes up, %d probes, %d failed; want 4 over the lab, traffic, probes passing",
+					r.ConnsAchieved, r.Path, r.BytesUp, r.Probes, r.ProbeFailures)
+			}
+			if down := r.BytesDown > 0; down != (tc.direction == "both") {
+				t.Errorf("%d bytes down with --direction %s", r.BytesDown, tc.direction)
+			}
+		})
+	}
+}
+
+func TestLoadBadFlags(t *testing.T) {
+	t.Parallel()
+	target := []string{"--target", "127.0.0.1:9"}
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--conns", "0"}, "-conns"},
+		{[]string{"--rate", "-1"}, "-rate"},
+		{[]string{"--direction", "sideways"}, "-direction"},
+		{[]string{"--probe", "ftp://x"}, "-probe"},
+		{[]string{"--probe", "tcp://x"}, "-probe"},
+		{[]string{"--source", "127.0.0.9-127.0.0.2"}, "-source"},
+		{[]string{"--sweep", "10,x"}, "-sweep"},
+		{[]string{"--sweep", "10,0"}, "-sweep"},
+		{[]string{"--nope"}, "-nope"},
+		{[]string{"--connect-rate", "-5"}, "-connect-rate"},
+		{[]string{"--duration", "0"}, "-duration"},
+		{[]string{"--probe-timeout", "0s"}, "-probe-timeout"},
+		{[]string{"--procs", "0"}, "-procs"},
+		{[]string{"--connect-rate", "10", "--ramp", "1s"}, "--ramp"},
+		{[]string{"--conns", "5", "--sweep", "1,2"}, "--sweep"},
+		{[]string{"--lab", "--socks5", "127.0.0.1:1080"}, "--socks5"},
+		{[]string{"--socks5", "127.0.0.1:1080", "--source", "127.0.0.2"}, "--source"},
+		{[]string{"--socks5", "nohost"}, "--socks5"},
+		{[]string{"--json", "/nonexistent/dir/run.json"}, "--json"},
+		{[]string{"--plot", "/nonexistent/dir/run.png"}, "--plot"},
+		{[]string{"--lab", "--link-rate", "0"}, "--link-rate"},
+		{[]string{"--link-loss", "2"}, "--link-loss"},
+	} {
+		args := append(slices.Clone(target), tc.args...)
+		code, _, stderr := runLoadCommand(t, t.Context(), args...)
+		if code != 2 || !strings.Contains(stderr, tc.flag) {
+			t.Errorf("load %v: exit %d, stderr %q; want 2 naming %s", tc.args, code, stderr, tc.flag)
+		}
+	}
+	for _, args := range [][]string{nil, {"--target", "nohost"}, {"--target", ":9"}} {
+		code, _, stderr := runLoadCommand(t, t.Context(), args...)
+		if code != 2 || !strings.Contains(stderr, "--target") {
+			t.Errorf("load %v: exit %d, stderr %q; want 2 naming --target", args, code, stderr)
+		}
+	}
+}
+
+func TestLoadEnvironment(t *testing.T) {
+	t.Parallel()
+	env := func(k string) string {
+		return map[string]string{"TUNNELPROBE_TARGET": "127.0.0.1:9", "TUNNELPROBE_DIRECTION": "sideways"}[k]
+	}
+	var stdout, stderr bytes.Buffer
+	if code := loadCommand(t.Context(), nil, env, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "TUNNELPROBE_DIRECTION") {
+		t.Errorf("exit %d, stderr %q; want 2 naming TUNNELPROBE_DIRECTION", code, stderr.String())
+	}
+}
+
+func TestLoadNothingListens(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	code, stdout, stderr := runLoadCommand(t, t.Context(), "--target", addr, "--conns", "2", "--duration", "1s", "--reconnect=false")
+	if code != 1 {
+		t.Errorf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func TestParseSources(t *testing.T) {
+	t.Parallel()
+	a := netip.MustParseAddr
+	for _, tc := range []struct {
+		in   string
+		want []netip.Addr
+	}{
+		{"127.0.0.2", []netip.Addr{a("127.0.0.2")}},
+		{"127.0.0.2-127.0.0.4", []netip.Addr{a("127.0.0.2"), a("127.0.0.3"), a("127.0.0.4")}},
+		{"127.0.0.9 - 127.0.0.9", []netip.Addr{a("127.0.0.9")}},
+		{"127.0.0.2,127.0.0.5-127.0.0.6", []netip.Addr{a("127.0.0.2"), a("127.0.0.5"), a("127.0.0.6")}},
+		{"127.0.0.255-127.0.1.0", []netip.Addr{a("127.0.0.255"), a("127.0.1.0")}},
+		{"::1", []netip.Addr{a("::1")}},
+		{"::ffff:127.0.0.2", []netip.Addr{a("127.0.0.2")}},
+	} {
+		got, err := parseSources(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("parseSources(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "x", "127.0.0.9-127.0.0.2", "127.0.0.1-::1", "127.0.0.1,::1", "127.0.0.2,127.0.0.2",
+		"127.0.0.1-", "-127.0.0.1", "10.0.0.0-10.255.255.255", "fe80::1%eth0", "127.0.0.1,,127.0.0.2"} {
+		if got, err := parseSources(in); err == nil {
+			t.Errorf("parseSources(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+func FuzzParseSources(f *testing.F) {
+	for _, s := range []string{"127.0.0.2-127.0.0.9", "127.0.0.2,127.0.0.3", "::1-::3", "1.2.3.4-1.2.3.3", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		addrs, err := parseSources(s)
+		if err != nil {
+			return
+		}
+		if len(addrs) == 0 || len(addrs) > maxSources {
+			t.Fatalf("%q: %d addresses", s, len(addrs))
+		}
+		seen := map[netip.Addr]bool{}
+		for _, a := range addrs {
+			if !a.IsValid() || seen[a] || a.Is4() != addrs[0].Is4() || a.Is4In6() {
+				t.Fatalf("%q: bad list %v", s, addrs)
+			}
+			seen[a] = true
+		}
+	})
+}
+
+func TestProbeValue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, scheme, addr string }{
+		{"tls://example.test:8443", "tls", "example.test:8443"},
+		{"tls://example.test", "tls", "example.test:443"},
+		{"tcp://127.0.0.1:9", "tcp", "127.0.0.1:9"},
+		{"tcp://[::1]:9/", "tcp", "[::1]:9"},
+	} {
+		var v probeValue
+		if err := v.Set(tc.in); err != nil || v.scheme != tc.scheme || v.addr != tc.addr {
+			t.Errorf("Set(%q): %q %q %v; want %q %q", tc.in, v.scheme, v.addr, err, tc.scheme, tc.addr)
+		}
+	}
+	for _, in := range []string{"ftp://x", "tcp://x", "tls://", "tls://x/path", "tls://x?q=1", "x:443", "tls://u@x:1"} {
+		var v probeValue
+		if err := v.Set(in); err == nil {
+			t.Errorf("Set(%q) = nil, want an error", in)
+		}
+	}
+}
+
+// TestChildArgs checks that the children's command lines parse back into
+// the parent's settings, with the connections and rates split exactly.
+func TestChildArgs(t *testing.T) {
+	t.Parallel()
+	var f loadFlags
+	fs := flag.NewFlagSet("parent", flag.ContinueOnError)
+	f.register(fs)
+	if err := fs.Parse([]string{"--target", "127.0.0.1:9", "--connect-rate", "1000", "--rate", "100mbit",
+		"--direction", "both", "--reconnect=false", "--source", "127.0.0.2-127.0.0.3", "--probe", "tcp://127.0.0.1:9",
+		"--duration", "3s", "--probe-every", "250ms"}); err != nil {
+		t.Fatal(err)
+	}
+	p := &loadPath{target: f.target, childProbe: f.probe.text}
+	const conns, n = 1001, 3
+	var total int
+	var rate, connectRate float64
+	for i := range n {
+		share := conns/n + map[bool]int{true: 1}[i < conns%n]
+		args := childArgs(&f, p, i, share, conns)
+		if args[0] != "load" || args[1] != childMode {
+			t.Fatalf("args %v", args)
+		}
+		var c loadFlags
+		cfs := flag.NewFlagSet("child", flag.ContinueOnError)
+		c.register(cfs)
+		if err := cfs.Parse(args[2:]); err != nil {
+			t.Fatalf("child %d: %v", i, err)
+		}
+		total += c.conns
+		rate += c.rate.bits
+		connectRate += c.connectRate.v
+		if c.direction.d != f.direction.d || c.reconnect || c.duration != 3*time.Second || c.probeEvery != 250*time.Millisecond ||
+			!slices.Equal(c.sources.addrs, f.sources.addrs) || c.target != f.target {
+			t.Errorf("child %d does not have the parent's settings: %v", i, args)
+		}
+		if (i == 0) != (c.probe.text != "") {
+			t.Errorf("child %d: probe %q; only the first child probes", i, c.probe.text)
+		}
+	}
+	if total != conns || rate < 99_999_990 || rate > 100_000_010 || connectRate < 999.999 || connectRate > 1000.001 {
+		t.Errorf("children add up to %d connections, %v bit/s, %v connects/s; want %d, 1e8, 1000", total, rate, connectRate, conns)
+	}
+}
+
+func TestSecondMerger(t *testing.T) {
+	t.Parallel()
+	var got []loadgen.Second
+	m := newSecondMerger(2, func(s loadgen.Second) { got = append(got, s) })
+	m.add(0, loadgen.Second{T: 10, Open: 3, BytesUp: 100, ProbeMaxMS: 5})
+	if len(got) != 0 {
+		t.Fatalf("second 10 shown before both processes reported it: %v", got)
+	}
+	m.add(1, loadgen.Second{T: 10, Open: 4, BytesUp: 50, ProbeMaxMS: 7})
+	// Process 1 stops reporting: second 12 is shown once both have it,
+	// and the incomplete second 11 is dropped.
+	m.add(0, loadgen.Second{T: 11, Open: 3})
+	m.add(0, loadgen.Second{T: 12, Open: 3})
+	m.add(1, loadgen.Second{T: 12, Open: 1})
+	m.add(1, loadgen.Second{T: 11, Open: 1}) // late: already past
+	want := []loadgen.Second{{T: 10, Open: 7, BytesUp: 150, ProbeMaxMS: 7}, {T: 12, Open: 4}}
+	if !slices.Equal(got, want) {
+		t.Errorf("shown %+v, want %+v", got, want)
+	}
+}
