@@ -168,7 +168,7 @@ func Merge(results ...Result) (Result, error) {
 				m = &Second{T: s.T}
 				seconds[s.T] = m
 			}
-			m.add(s)
+			m.Add(s)
 		}
 	}
 	out.DurationSeconds = end.Sub(out.Start).Seconds()
@@ -189,8 +189,10 @@ func Merge(results ...Result) (Result, error) {
 	return out, nil
 }
 
-// add folds s, from another process, into m.
-func (m *Second) add(s Second) {
+// Add folds s, the same second from another process, into m: counters
+// and per-process readings add up, the slowest probe and the machine-wide
+// TCP counters take the larger.
+func (m *Second) Add(s Second) {
 	m.BytesUp += s.BytesUp
 	m.BytesDown += s.BytesDown
 	m.Open += s.Open

@@ -698,7 +698,7 @@ func (m *secondMerger) add(_ int, s loadgen.Second) {
 		p = &pendingSecond{sum: loadgen.Second{T: s.T}}
 		m.pending[s.T] = p
 	}
-	addSecond(&p.sum, s)
+	p.sum.Add(s)
 	p.reports++
 	if p.reports < m.n {
 		return
@@ -713,25 +713,6 @@ func (m *secondMerger) add(_ int, s loadgen.Second) {
 	if m.emit != nil {
 		m.emit(p.sum)
 	}
-}
-
-// addSecond adds the counters of s to sum, as loadgen.Merge does.
-func addSecond(sum *loadgen.Second, s loadgen.Second) {
-	sum.BytesUp += s.BytesUp
-	sum.BytesDown += s.BytesDown
-	sum.Open += s.Open
-	sum.Connects += s.Connects
-	sum.ConnectErrors += s.ConnectErrors
-	sum.Disruptions += s.Disruptions
-	sum.Probes += s.Probes
-	sum.ProbeFailures += s.ProbeFailures
-	sum.ProbeMaxMS = max(sum.ProbeMaxMS, s.ProbeMaxMS)
-	sum.CPUSeconds += s.CPUSeconds
-	sum.RSSBytes += s.RSSBytes
-	sum.FDs += s.FDs
-	sum.Threads += s.Threads
-	sum.TCPRetransmits = max(sum.TCPRetransmits, s.TCPRetransmits)
-	sum.TCPResets = max(sum.TCPResets, s.TCPResets)
 }
 
 // progress shows a run's progress on stderr: a progress bar on a terminal,
