@@ -59,6 +59,7 @@ func (m *Monitor) join() *flight {
 	g := &m.flights
 	g.mu.Lock()
 	f := g.current
+	joinedRunning := f != nil
 	if f == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		f = &flight{done: make(chan struct{}), cancel: cancel}
@@ -68,7 +69,11 @@ func (m *Monitor) join() *flight {
 		go m.fly(ctx, f)
 	}
 	f.waiters++
+	callers := f.waiters
 	g.mu.Unlock()
+	if joinedRunning {
+		m.noteJoined(callers) // see coalesce_observer.go
+	}
 	if g.joined != nil {
 		g.joined()
 	}

@@ -30,6 +30,7 @@ import (
 )
 
 const loadUsage = `Usage: tunnelprobe load [flags]
+       tunnelprobe load merge [flags] FILE...   (merge --json results; see load merge --help)
 
 Open --conns TCP connections to --target (a "tunnelprobe sink", for example),
 keep them busy for --duration and measure throughput, disruptions and, with
@@ -177,6 +178,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func loadCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe load"
+	if len(args) > 0 && args[0] == "merge" {
+		return loadMerge(ctx, args[1:], getenv, stdout, stderr) // loadmerge.go
+	}
 	isChild := len(args) > 0 && args[0] == childMode
 	if isChild {
 		args, getenv = args[1:], noEnv
@@ -184,6 +188,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f loadFlags
 	f.register(fs)
+	metrics := registerLoadMetrics(fs) // loadmetrics.go; children never get --metrics
 	if code, ok := parseCommand(fs, args, getenv, loadUsage, stdout, stderr, loadExclusive...); !ok {
 		return code
 	}
@@ -202,6 +207,12 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 
 	terminal := isTerminal(stderr)
 	stderr = &lockedWriter{w: stderr} // children's stderr and the progress line share it
+	stopMetrics, err := metrics.start(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	defer stopMetrics()
 	path, err := openPath(ctx, &f, linkSet)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -221,12 +232,13 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 			prefix = fmt.Sprintf("level %d/%d: ", i+1, len(levels))
 		}
 		prog := newProgress(stderr, terminal, prefix, conns, f.expected(conns))
+		onSecond := metrics.observe(conns, prog.second)
 		var res loadgen.Result
 		if f.procs > 1 && conns > 1 {
-			res, err = runProcs(ctx, &f, path, conns, prog.second, stderr)
+			res, err = runProcs(ctx, &f, path, conns, onSecond, stderr)
 		} else {
 			cfg := f.buildConfig(path, conns)
-			cfg.OnSecond = prog.second
+			cfg.OnSecond = onSecond
 			res, err = loadgen.Run(ctx, cfg)
 		}
 		prog.done()

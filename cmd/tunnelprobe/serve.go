@@ -247,6 +247,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f serveFlags
 	f.register(fs)
+	metrics := registerServeMetrics(fs) // serve_metrics.go
 	if code, ok := parseCommand(fs, args, getenv, serveUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
@@ -258,6 +259,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	cfg, err := f.monitorConfig(logger)
 	if err != nil {
 		return usageError(stderr, name, err)
+	}
+	if err := metrics.instrument(&cfg); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
 	}
 	mon, err := middleware.New(checker, cfg)
 	if err != nil {
@@ -271,7 +276,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
 	logger.Info("serving health endpoints", "addr", ln.Addr().String(), "mode", f.mode.String(), "check", f.check)
-	if err := serveMonitor(ctx, ln, mon, logger); err != nil {
+	if err := serveMonitor(ctx, ln, mon, logger, metrics.wrappers(mon)...); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
@@ -280,15 +285,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 // serveMonitor runs mon and serves its endpoints on ln until ctx ends, then
 // shuts down and returns nil once nothing it started runs any more. It
-// returns an error when serving fails.
-func serveMonitor(ctx context.Context, ln net.Listener, mon *middleware.Monitor, logger *slog.Logger) error {
+// returns an error when serving fails. Each of wrap, in order, wraps the
+// handler (serve --metrics adds /metrics that way).
+func serveMonitor(ctx context.Context, ln net.Listener, mon *middleware.Monitor, logger *slog.Logger, wrap ...func(http.Handler) http.Handler) error {
+	handler := mon.Handler()
+	for _, w := range wrap {
+		handler = w(handler)
+	}
 	// runCtx ends the loop and, through BaseContext, every request: a
 	// /check/ or a ?wait= in flight returns at once on shutdown rather than
 	// holding it up until the grace period is over.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	srv := &http.Server{
-		Handler:           mon.Handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		// No ReadTimeout or WriteTimeout: the write deadline runs from the
 		// end of the headers, so it would cut a /check/ that legitimately

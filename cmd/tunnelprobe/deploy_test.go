@@ -1,0 +1,723 @@
+package main
+
+// Tests of the examples under deploy/: every Kubernetes manifest decodes
+// strictly into the k8s.io/api types, every tunnelprobe container's
+// arguments and TUNNELPROBE_* variables parse with the real flag sets, and
+// the probes point at paths and ports that serve, started with those very
+// flags, answers. The Compose file likewise.
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+const deployDir = "../../deploy"
+
+// testPodIP stands for status.podIP: serve listens there in the manifests.
+const testPodIP = "127.0.0.1"
+
+// manifests holds the decoded objects of deploy/kubernetes.
+type manifests struct {
+	deployments []*appsv1.Deployment
+	services    []*corev1.Service
+	jobs        []*batchv1.Job
+}
+
+// splitYAML returns the documents of a YAML stream, separated by "---".
+func splitYAML(b []byte) [][]byte {
+	var docs [][]byte
+	for doc := range bytes.SplitSeq(b, []byte("\n---")) {
+		// Keep documents with content, not only comments.
+		for line := range bytes.SplitSeq(doc, []byte("\n")) {
+			if l := bytes.TrimSpace(line); len(l) > 0 && l[0] != '#' {
+				docs = append(docs, doc)
+				break
+			}
+		}
+	}
+	return docs
+}
+
+// decodeManifest decodes one document strictly: an unknown field, a
+// duplicate key or an unknown kind is an error.
+func decodeManifest(doc []byte, into *manifests) error {
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		return err
+	}
+	var obj any
+	switch tm.APIVersion + " " + tm.Kind {
+	case "apps/v1 Deployment":
+		d := new(appsv1.Deployment)
+		into.deployments, obj = append(into.deployments, d), d
+	case "v1 Service":
+		s := new(corev1.Service)
+		into.services, obj = append(into.services, s), s
+	case "batch/v1 Job":
+		j := new(batchv1.Job)
+		into.jobs, obj = append(into.jobs, j), j
+	default:
+		return fmt.Errorf("unexpected kind %q %q", tm.APIVersion, tm.Kind)
+	}
+	return yaml.UnmarshalStrict(doc, obj)
+}
+
+func loadManifests(t *testing.T) *manifests {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(deployDir, "kubernetes", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests: %v", err)
+	}
+	var m manifests
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := splitYAML(b)
+		if len(docs) == 0 {
+			t.Errorf("%s: no document", f)
+		}
+		for i, doc := range docs {
+			if err := decodeManifest(doc, &m); err != nil {
+				t.Errorf("%s, document %d: %v", filepath.Base(f), i+1, err)
+			}
+		}
+	}
+	return &m
+}
+
+func TestManifestDecodingIsStrict(t *testing.T) {
+	t.Parallel()
+	var m manifests
+	for _, doc := range []string{
+		"apiVersion: apps/v1\nkind: Deployment\nspec:\n  replica: 1\n",
+		"apiVersion: v1\nkind: Service\nspec:\n  ports: [{port: 1, tagetPort: 2}]\n",
+		"apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 1\n  parallelism: 2\n",
+		"apiVersion: v1\nkind: Secret\n",
+	} {
+		if err := decodeManifest([]byte(doc), &m); err == nil {
+			t.Errorf("accepted:\n%s", doc)
+		}
+	}
+	if docs := splitYAML([]byte("# only a comment\n---\na: 1\n---\n\n")); len(docs) != 1 {
+		t.Errorf("split into %d documents, want 1", len(docs))
+	}
+}
+
+// k8sVar is a $(VAR) reference in an env value, a command or an argument.
+var k8sVar = regexp.MustCompile(`\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// expandK8s expands $(VAR) as the kubelet does: a defined variable is
+// replaced, an undefined reference is left as it is, and $$ is $.
+func expandK8s(s string, vars map[string]string) string {
+	return k8sVar.ReplaceAllStringFunc(s, func(ref string) string {
+		if ref == "$$" {
+			return "$"
+		}
+		if v, ok := vars[ref[2:len(ref)-1]]; ok {
+			return v
+		}
+		return ref
+	})
+}
+
+// containerEnv returns the container's environment as the kubelet would
+// build it for the test: status.podIP is testPodIP, and an Indexed Job's
+// JOB_COMPLETION_INDEX (which the Job controller adds) is index.
+func containerEnv(t *testing.T, c corev1.Container, indexed bool, index int) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	if indexed {
+		env["JOB_COMPLETION_INDEX"] = strconv.Itoa(index)
+	}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			env[e.Name] = expandK8s(e.Value, env)
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP":
+			env[e.Name] = testPodIP
+		case e.ValueFrom.SecretKeyRef != nil:
+			env[e.Name] = "secret"
+		default:
+			t.Errorf("container %s: env %s: a source the test does not know", c.Name, e.Name)
+		}
+	}
+	return env
+}
+
+// commandFlags parses the arguments of a tunnelprobe command line (args[0]
+// names the command) with the command's real flag set and env as the
+// environment, and checks them as the command would. It returns the flag
+// set, the parsed flags (*serveFlags, *loadFlags, *sinkFlags or
+// *probeFlags) and the error.
+func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, error) {
+	if len(args) == 0 {
+		return nil, nil, fmt.Errorf("no command")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	getenv := envMap(env)
+	var err error
+	set := func() map[string]bool {
+		m := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
+		return m
+	}
+	switch args[0] {
+	case "serve":
+		var f serveFlags
+		f.register(fs)
+		registerServeMetrics(fs)
+		if err = parseWithEnv(fs, args[1:], getenv, serveExclusive...); err == nil {
+			if _, err = buildChecker(&f, nil); err == nil {
+				_, err = f.monitorConfig(nil)
+			}
+		}
+		return fs, &f, orArgs(fs, err)
+	case "load":
+		var f loadFlags
+		f.register(fs)
+		if err = parseWithEnv(fs, args[1:], getenv, loadExclusive...); err == nil {
+			err = f.check(set())
+		}
+		return fs, &f, orArgs(fs, err)
+	case "sink":
+		var f sinkFlags
+		f.register(fs)
+		err = parseWithEnv(fs, args[1:], getenv)
+		return fs, &f, orArgs(fs, err)
+	case "probe":
+		var f probeFlags
+		f.register(fs)
+		if err = parseWithEnv(fs, args[1:], getenv, probeExclusive...); err == nil {
+			err = f.check(fs)
+		}
+		return fs, &f, orArgs(fs, err)
+	}
+	return nil, nil, fmt.Errorf("unknown command %q", args[0])
+}
+
+func orArgs(fs *flag.FlagSet, err error) error {
+	if err == nil && fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return err
+}
+
+// isTunnelprobe tells the containers that run the tunnelprobe binary.
+func isTunnelprobe(c corev1.Container) bool {
+	return strings.Contains(c.Image, "/tunnelprobe/tunnelprobe:")
+}
+
+// mountArgs rewrites paths under the container's volume mounts to
+// directories of the test, one per volume, so that flags that check a
+// directory find it.
+func mountArgs(t *testing.T, c corev1.Container, args []string, root string) []string {
+	t.Helper()
+	out := slices.Clone(args)
+	for _, vm := range c.VolumeMounts {
+		dir := filepath.Join(root, vm.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range out {
+			if rest, ok := strings.CutPrefix(a, vm.MountPath+"/"); ok {
+				out[i] = filepath.Join(dir, rest)
+			}
+		}
+	}
+	return out
+}
+
+// withFlags returns args without any value of the named flags, then those
+// flags with the given values.
+func withFlags(args []string, values map[string]string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if _, ok := values[name]; ok && strings.HasPrefix(args[i], "-") {
+			if !hasValue {
+				i++ // the value is the next argument
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range values {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		out = append(out, "--"+name, values[name])
+	}
+	return out
+}
+
+func TestWithFlags(t *testing.T) {
+	t.Parallel()
+	got := withFlags([]string{"--target", "a", "--metrics", "--check=tls", "--mode", "probe"}, map[string]string{"target": "b", "check": "tcp"})
+	want := []string{"--metrics", "--mode", "probe", "--check", "tcp", "--target", "b"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// podSpecs returns every pod template of m, by the name of its owner.
+func (m *manifests) podSpecs() map[string]*corev1.PodTemplateSpec {
+	out := map[string]*corev1.PodTemplateSpec{}
+	for _, d := range m.deployments {
+		out["Deployment "+d.Name] = &d.Spec.Template
+	}
+	for _, j := range m.jobs {
+		out["Job "+j.Name] = &j.Spec.Template
+	}
+	return out
+}
+
+// indexed reports whether owner is an Indexed Job.
+func (m *manifests) indexed(owner string) bool {
+	for _, j := range m.jobs {
+		if "Job "+j.Name == owner {
+			return j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion
+		}
+	}
+	return false
+}
+
+func TestKubernetesManifests(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	if len(m.deployments) < 2 || len(m.services) < 1 || len(m.jobs) < 1 {
+		t.Fatalf("%d deployments, %d services, %d jobs: want the VPN and the sink, the sink's Service, the load Job",
+			len(m.deployments), len(m.services), len(m.jobs))
+	}
+	for owner, tmpl := range m.podSpecs() {
+		containers := append(slices.Clone(tmpl.Spec.InitContainers), tmpl.Spec.Containers...)
+		for _, c := range containers {
+			if !isTunnelprobe(c) {
+				continue
+			}
+			t.Run(owner+"/"+c.Name, func(t *testing.T) {
+				env := containerEnv(t, c, m.indexed(owner), 0)
+				if len(c.Command) > 0 {
+					t.Errorf("command %q replaces the image's entrypoint; give args only", c.Command)
+				}
+				args := make([]string, len(c.Args))
+				for i, a := range c.Args {
+					args[i] = expandK8s(a, env)
+				}
+				args = mountArgs(t, c, args, t.TempDir())
+				fs, _, err := commandFlags(args, env)
+				if err != nil {
+					t.Fatalf("args %q: %v", c.Args, err)
+				}
+				for name := range env {
+					if flagName, ok := strings.CutPrefix(name, envPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
+						t.Errorf("%s sets no flag of %s", name, args[0])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestVPNDeploymentProbes starts serve with the sidecar's own flags and
+// environment and sends it what the kubelet and Prometheus would.
+func TestVPNDeploymentProbes(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	var tmpl *corev1.PodTemplateSpec
+	for _, d := range m.deployments {
+		if d.Name == "vpn" {
+			tmpl = &d.Spec.Template
+		}
+	}
+	if tmpl == nil {
+		t.Fatal("no Deployment vpn")
+	}
+	var sidecar *corev1.Container
+	for i, c := range tmpl.Spec.InitContainers {
+		if isTunnelprobe(c) && len(c.Args) > 0 && c.Args[0] == "serve" {
+			sidecar = &tmpl.Spec.InitContainers[i]
+		}
+	}
+	if sidecar == nil {
+		t.Fatal("no serve sidecar among the init containers")
+	}
+	if sidecar.RestartPolicy == nil || *sidecar.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Error("the sidecar is not a native sidecar (restartPolicy: Always)")
+	}
+	env := containerEnv(t, *sidecar, false, 0)
+	_, parsed, err := commandFlags(sidecar.Args, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := parsed.(*serveFlags)
+	if f.mode.String() != "probe" {
+		t.Errorf("sidecar mode %s, want probe: the kubelet's probes drive the checks", f.mode)
+	}
+	host, portText, err := net.SplitHostPort(f.listen)
+	if err != nil || host != testPodIP {
+		t.Errorf("sidecar listens on %q, want the pod IP (%s in this test)", f.listen, testPodIP)
+	}
+	port, _ := strconv.Atoi(portText)
+
+	// serve with the sidecar's flags and environment; only the address
+	// (the test's) and the target (no Internet here) differ.
+	args := withFlags(sidecar.Args[1:], map[string]string{"check": "tcp", "target": refusedTarget(t)})
+	s := startServe(t, env, args...)
+
+	probes := 0
+	for _, c := range tmpl.Spec.Containers {
+		for _, p := range []struct {
+			kind  string
+			probe *corev1.Probe
+		}{{"startup", c.StartupProbe}, {"liveness", c.LivenessProbe}, {"readiness", c.ReadinessProbe}} {
+			if p.probe == nil {
+				continue
+			}
+			probes++
+			t.Run(c.Name+"/"+p.kind, func(t *testing.T) {
+				checkProbe(t, s, f, port, p.kind, p.probe)
+			})
+		}
+	}
+	if probes < 2 {
+		t.Errorf("%d probes on the VPN's containers, want a startup and a liveness probe", probes)
+	}
+
+	// Prometheus, as the pod's annotations tell it.
+	ann := tmpl.Annotations
+	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != portText {
+		t.Errorf("scrape annotations %v, want scrape on port %s", ann, portText)
+	}
+	code, body := s.get(t, ann["prometheus.io/path"])
+	if code != http.StatusOK || !strings.Contains(body, "\ntunnelprobe_mode{mode=\"probe\"} 1\n") {
+		t.Errorf("GET %s: %d, want the metrics", ann["prometheus.io/path"], code)
+	}
+}
+
+// checkProbe checks one kubelet probe against serve running with the
+// sidecar's flags f (listening on port in the pod).
+func checkProbe(t *testing.T, s *server, f *serveFlags, port int, kind string, p *corev1.Probe) {
+	g := p.HTTPGet
+	if g == nil {
+		t.Fatal("not an httpGet probe")
+	}
+	if g.Port.Type != intstr.Int || int(g.Port.IntVal) != port {
+		t.Errorf("port %s, want %d, where the sidecar listens", g.Port.String(), port)
+	}
+	if g.Scheme != "" && g.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("scheme %s, want HTTP", g.Scheme)
+	}
+	if g.Host != "" {
+		t.Errorf("host %q: the kubelet must probe the pod IP", g.Host)
+	}
+	if kind != "readiness" && p.SuccessThreshold > 1 {
+		t.Errorf("successThreshold %d: must be 1 for %s probes", p.SuccessThreshold, kind)
+	}
+	u, err := url.Parse(g.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.Duration(max(p.TimeoutSeconds, 1)) * time.Second
+	if q := u.Query().Get("timeout"); q != "" {
+		server, err := time.ParseDuration(q)
+		if err != nil {
+			t.Fatalf("?timeout=%s: %v", q, err)
+		}
+		// Under timeoutSeconds: a slow check is recorded as a failure and
+		// answered before the kubelet gives up.
+		if server >= timeout {
+			t.Errorf("?timeout=%v is not under timeoutSeconds %v", server, timeout)
+		}
+		if server > f.maxCheckTimeout {
+			t.Errorf("?timeout=%v exceeds --max-check-timeout %v", server, f.maxCheckTimeout)
+		}
+	}
+	code, body := s.get(t, g.Path)
+	if strings.Contains(u.Path, "/check") {
+		// The target is refused: the check endpoint answers 503 fail.
+		if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "fail") {
+			t.Errorf("GET %s: %d %q, want the check's answer (503 fail)", g.Path, code, body)
+		}
+	} else if code != http.StatusOK && code != http.StatusServiceUnavailable {
+		t.Errorf("GET %s: %d %q", g.Path, code, body)
+	}
+}
+
+// TestLoadJob checks that the Indexed Job loads the sink's Service and that
+// each pod's result is printed where the README collects it.
+func TestLoadJob(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	var job *batchv1.Job
+	for _, j := range m.jobs {
+		if j.Name == "tunnelprobe-load" {
+			job = j
+		}
+	}
+	if job == nil {
+		t.Fatal("no Job tunnelprobe-load")
+	}
+	if !m.indexed("Job " + job.Name) {
+		t.Error("completionMode is not Indexed")
+	}
+	if job.Spec.Parallelism == nil || job.Spec.Completions == nil || *job.Spec.Parallelism != *job.Spec.Completions {
+		t.Error("parallelism and completions differ: the pods would not load at the same time")
+	}
+	if job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy %s, want Never", job.Spec.Template.Spec.RestartPolicy)
+	}
+
+	// The sink behind the load's target.
+	sinkPorts := map[string]int{} // "service:port" -> container port of the sink
+	for _, svc := range m.services {
+		for _, d := range m.deployments {
+			if !reflect.DeepEqual(d.Spec.Selector.MatchLabels, svc.Spec.Selector) {
+				continue
+			}
+			for _, c := range d.Spec.Template.Spec.Containers {
+				_, parsed, err := commandFlags(c.Args, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", d.Name, err)
+				}
+				sf, ok := parsed.(*sinkFlags)
+				if !ok {
+					continue
+				}
+				_, lp, _ := net.SplitHostPort(sf.listen)
+				listen, _ := strconv.Atoi(lp)
+				for _, sp := range svc.Spec.Ports {
+					target := sp.TargetPort.IntValue()
+					for _, cp := range c.Ports {
+						if sp.TargetPort.Type == intstr.String && cp.Name == sp.TargetPort.StrVal {
+							target = int(cp.ContainerPort)
+						}
+					}
+					if target == listen {
+						sinkPorts[fmt.Sprintf("%s:%d", svc.Name, sp.Port)] = listen
+					}
+				}
+			}
+		}
+	}
+	if len(sinkPorts) == 0 {
+		t.Fatal("no Service port reaches a sink's --listen port")
+	}
+
+	spec := job.Spec.Template.Spec
+	var loadJSON, printed string
+	var loadMount, printMount corev1.VolumeMount
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		env := containerEnv(t, c, true, 3)
+		args := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			args[i] = expandK8s(a, env)
+		}
+		switch {
+		case isTunnelprobe(c) && len(args) > 0 && args[0] == "load":
+			_, parsed, err := commandFlags(mountArgs(t, c, args, t.TempDir()), env)
+			if err != nil {
+				t.Fatalf("load args %q: %v", c.Args, err)
+			}
+			lf := parsed.(*loadFlags)
+			if _, ok := sinkPorts[lf.target]; !ok {
+				t.Errorf("load --target %s is no sink Service port (%v)", lf.target, sinkPorts)
+			}
+			i := slices.Index(args, "--json")
+			if i < 0 || i+1 == len(args) {
+				t.Fatal("load writes no --json result")
+			}
+			loadJSON = args[i+1]
+			loadMount = c.VolumeMounts[0]
+		case len(args) == 2 && args[0] == "cat":
+			printed = args[1]
+			printMount = c.VolumeMounts[0]
+		}
+	}
+	if loadJSON != "/results/result-3.json" {
+		t.Errorf("pod 3 writes %q, want a name with its index", loadJSON)
+	}
+	if printed != loadJSON || loadMount.Name != printMount.Name || loadMount.MountPath != printMount.MountPath {
+		t.Errorf("the result container prints %q from volume %s, the load writes %q to volume %s",
+			printed, printMount.Name, loadJSON, loadMount.Name)
+	}
+}
+
+// composeFile is the part of the Compose specification the example uses;
+// decoding it strictly catches a misspelt key.
+type composeFile struct {
+	Services map[string]composeService `json:"services"`
+}
+
+type composeService struct {
+	Image       string              `json:"image"`
+	Command     []string            `json:"command"`
+	Environment map[string]string   `json:"environment"`
+	NetworkMode string              `json:"network_mode"`
+	DependsOn   any                 `json:"depends_on"`
+	Ports       []string            `json:"ports"`
+	CapAdd      []string            `json:"cap_add"`
+	Devices     []string            `json:"devices"`
+	Restart     string              `json:"restart"`
+	Healthcheck *composeHealthcheck `json:"healthcheck"`
+}
+
+type composeHealthcheck struct {
+	Test          []string `json:"test"`
+	Interval      string   `json:"interval"`
+	Timeout       string   `json:"timeout"`
+	Retries       int      `json:"retries"`
+	StartPeriod   string   `json:"start_period"`
+	StartInterval string   `json:"start_interval"`
+}
+
+func loadCompose(t *testing.T) composeFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployDir, "compose", "compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf composeFile
+	if err := yaml.UnmarshalStrict(b, &cf); err != nil {
+		t.Fatal(err)
+	}
+	return cf
+}
+
+func TestComposeFile(t *testing.T) {
+	t.Parallel()
+	cf := loadCompose(t)
+	health, ok := cf.Services["health"]
+	if !ok || !strings.Contains(health.Image, "/tunnelprobe/tunnelprobe:") {
+		t.Fatal("no tunnelprobe service named health")
+	}
+	for name, svc := range cf.Services {
+		if name != "vpn" && svc.NetworkMode != "service:vpn" {
+			t.Errorf("service %s does not share the VPN's network namespace", name)
+		}
+	}
+
+	fs, parsed, err := commandFlags(health.Command, health.Environment)
+	if err != nil {
+		t.Fatalf("command %q: %v", health.Command, err)
+	}
+	f := parsed.(*serveFlags)
+	for name := range health.Environment {
+		if flagName, ok := strings.CutPrefix(name, envPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
+			t.Errorf("%s sets no flag of serve", name)
+		}
+	}
+
+	hc := health.Healthcheck
+	if hc == nil || len(hc.Test) < 3 || hc.Test[0] != "CMD" || hc.Test[1] != "/tunnelprobe" {
+		t.Fatalf("healthcheck %+v: want [CMD /tunnelprobe probe ...]", hc)
+	}
+	probeArgs := hc.Test[2:]
+	probeFS, parsedProbe, err := commandFlags(probeArgs, nil)
+	if err != nil {
+		t.Fatalf("healthcheck %q: %v", probeArgs, err)
+	}
+	pf := parsedProbe.(*probeFlags)
+	if pf.docker || pf.count != 1 || pf.failureThreshold != 1 {
+		t.Errorf("the healthcheck must make one probe that fails on one failure; Docker counts the retries")
+	}
+
+	// The trap: the healthcheck runs in the health container and reads its
+	// TUNNELPROBE_* variables, meant for serve. They must not change it.
+	fsEnv, _, err := commandFlags(probeArgs, health.Environment)
+	if err != nil {
+		t.Fatalf("healthcheck with the container's environment: %v", err)
+	}
+	fsEnv.VisitAll(func(fl *flag.Flag) {
+		if without := probeFS.Lookup(fl.Name).Value.String(); fl.Value.String() != without {
+			t.Errorf("the container's environment changes the healthcheck's --%s: %s, not %s (pass it as a flag)",
+				fl.Name, fl.Value, without)
+		}
+	})
+
+	// Docker's timeout lets the probe end by itself; the probe's URL is
+	// where serve listens, in the shared namespace.
+	dockerTimeout, err := time.ParseDuration(hc.Timeout)
+	if err != nil || dockerTimeout <= *pf.timeout.d {
+		t.Errorf("healthcheck timeout %q is not over the probe's --timeout %v", hc.Timeout, *pf.timeout.d)
+	}
+	if hc.Retries < 1 {
+		t.Errorf("retries %d", hc.Retries)
+	}
+	u, err := url.Parse(pf.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, servePort, _ := net.SplitHostPort(f.listen)
+	if u.Hostname() != "127.0.0.1" || u.Port() != servePort {
+		t.Errorf("the healthcheck probes %s, serve listens on %s", u.Host, f.listen)
+	}
+	if q := u.Query().Get("timeout"); q != "" {
+		if d, err := time.ParseDuration(q); err != nil || d >= *pf.timeout.d {
+			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, *pf.timeout.d)
+		}
+	}
+
+	// Semantics: exit 0 while the tunnel works, 1 once it does not.
+	for _, tc := range []struct {
+		name   string
+		target string
+		code   int
+	}{
+		{"working", listeningTarget(t), 0},
+		{"dead", refusedTarget(t), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := startServe(t, health.Environment, withFlags(health.Command[1:], map[string]string{"check": "tcp", "target": tc.target})...)
+			su, _ := url.Parse(s.url)
+			pu := *u
+			pu.Host = su.Host
+			args := withFlags(probeArgs[1:], map[string]string{"url": pu.String()})
+			var stdout, stderr bytes.Buffer
+			code := probeCommand(context.Background(), args, &stdout, &stderr, envMap(health.Environment))
+			if code != tc.code {
+				t.Errorf("healthcheck exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, tc.code, &stdout, &stderr)
+			}
+		})
+	}
+}
+
+// listeningTarget returns the address of a listener that accepts TCP
+// connections (the kernel completes the handshake; nothing reads).
+func listeningTarget(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+)
+
+const loadMergeUsage = `Usage: tunnelprobe load merge [flags] FILE...
+
+Merge the --json results of load runs that ran side by side (pods of an
+Indexed Job, several machines) into one report, exactly: the raw latency
+histograms are merged, so the percentiles are those of every sample
+together; counters are added; the per-second series are aligned on their
+second (Unix time) and added. Sweeps merge level by level; every file must
+then have the same levels. Prints the merged summary; flags may come before
+or between the files.
+`
+
+// loadMergeFlags are the flags of "load merge".
+type loadMergeFlags struct {
+	jsonOut string
+	plotOut string
+}
+
+func (f *loadMergeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.jsonOut, "json", "", "write the merged report to this JSON `file`, in the schema of load --json")
+	fs.StringVar(&f.plotOut, "plot", "", "write a PNG `file` of the merged run, or of the merged sweep")
+}
+
+// loadMerge is "tunnelprobe load merge"; args follow "merge".
+func loadMerge(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	const name = "tunnelprobe load merge"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var f loadMergeFlags
+	f.register(fs)
+	files, err := parseInterspersed(fs, args, getenv)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\nFlags (each also read from the environment variable shown):\n", loadMergeUsage)
+		printFlags(stdout, fs)
+		return 0
+	case err == nil && len(files) == 0:
+		err = errors.New("no FILE to merge")
+	}
+	if err != nil {
+		return usageError(stderr, name, err)
+	}
+	for _, out := range []struct{ flag, path string }{{"json", f.jsonOut}, {"plot", f.plotOut}} {
+		if out.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(out.path)); err != nil || !st.IsDir() {
+			return usageError(stderr, name, fmt.Errorf("invalid value %q for flag --%s: no such directory", out.path, out.flag))
+		}
+	}
+
+	reports := make([]loadgen.Report, len(files))
+	for i, file := range files {
+		if reports[i], err = readLoadReport(file); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+	}
+	merged, err := mergeLoadReports(files, reports)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+
+	fmt.Fprintf(stdout, "merged %d results\n", len(files))
+	code := 0
+	if merged.Result != nil {
+		if err := loadgen.WriteSummary(stdout, *merged.Result); err != nil {
+			code = 1
+		}
+	} else {
+		for i, l := range merged.Levels {
+			fmt.Fprintf(stdout, "\nlevel %d/%d: %d connections\n", i+1, len(merged.Levels), l.ConnsRequested)
+			if err := loadgen.WriteSummary(stdout, l); err != nil {
+				code = 1
+			}
+		}
+		fmt.Fprintln(stdout)
+		if err := loadgen.WriteSweepTable(stdout, merged.Levels); err != nil {
+			code = 1
+		}
+	}
+	var errs []error
+	if f.jsonOut != "" {
+		errs = append(errs, loadgen.WriteJSON(f.jsonOut, merged))
+	}
+	if f.plotOut != "" {
+		if merged.Result != nil {
+			errs = append(errs, loadgen.PlotRun(f.plotOut, *merged.Result))
+		} else {
+			errs = append(errs, loadgen.PlotSweep(f.plotOut, merged.Levels))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		code = 1
+	}
+	return code
+}
+
+// parseInterspersed parses args into fs, flags and positional arguments in
+// any order ("--" ends the flags), then fills the flags args left alone from
+// the environment as parseWithEnv does. It returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string, getenv func(string) string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest := fs.Args()
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...) // all after "--"
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return positional, parseWithEnv(fs, nil, getenv)
+}
+
+// readLoadReport reads a file written by load --json.
+func readLoadReport(file string) (loadgen.Report, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return loadgen.Report{}, err
+	}
+	var rep loadgen.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return loadgen.Report{}, fmt.Errorf("%s: not a load --json report: %w", file, err)
+	}
+	if rep.Result == nil && len(rep.Levels) == 0 {
+		return loadgen.Report{}, fmt.Errorf("%s: not a load --json report: neither a result nor levels", file)
+	}
+	if rep.Result != nil && len(rep.Levels) > 0 {
+		return loadgen.Report{}, fmt.Errorf("%s: both a result and levels", file)
+	}
+	return rep, nil
+}
+
+// mergeLoadReports merges the reports read from files: single runs into one
+// run, sweeps level by level.
+func mergeLoadReports(files []string, reports []loadgen.Report) (loadgen.Report, error) {
+	sweep := reports[0].Result == nil
+	levels := len(reports[0].Levels)
+	for i, r := range reports {
+		switch {
+		case (r.Result == nil) != sweep:
+			return loadgen.Report{}, fmt.Errorf("%s is a sweep and %s is not: merge runs with runs, sweeps with sweeps", sweepFile(files, reports), runFile(files, reports))
+		case sweep && len(r.Levels) != levels:
+			return loadgen.Report{}, fmt.Errorf("%s has %d levels, %s has %d: sweeps merge only level by level", files[i], len(r.Levels), files[0], levels)
+		}
+	}
+	if !sweep {
+		results := make([]loadgen.Result, len(reports))
+		for i, r := range reports {
+			results[i] = *r.Result
+		}
+		m, err := loadgen.Merge(results...)
+		if err != nil {
+			return loadgen.Report{}, err
+		}
+		return loadgen.Report{Result: &m}, nil
+	}
+	var out loadgen.Report
+	for l := range levels {
+		results := make([]loadgen.Result, len(reports))
+		for i, r := range reports {
+			results[i] = r.Levels[l]
+		}
+		m, err := loadgen.Merge(results...)
+		if err != nil {
+			return loadgen.Report{}, fmt.Errorf("level %d: %w", l+1, err)
+		}
+		out.Levels = append(out.Levels, m)
+	}
+	return out, nil
+}
+
+func sweepFile(files []string, reports []loadgen.Report) string {
+	for i, r := range reports {
+		if r.Result == nil {
+			return files[i]
+		}
+	}
+	return ""
+}
+
+func runFile(files []string, reports []loadgen.Report) string {
+	for i, r := range reports {
+		if r.Result != nil {
+			return files[i]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,85 @@
+package prom
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// Collector reports a monitor's state and mode, read at each scrape, so they
+// are right from the first scrape on (an event-driven gauge would not know
+// the state before the first change). Create it with [NewCollector].
+type Collector struct {
+	mon *middleware.Monitor
+
+	state, failures, since, lastCheck, mode *prometheus.Desc
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// Every state and mode, for the one-hot gauges.
+var (
+	allStatus = []middleware.Status{middleware.StatusUnknown, middleware.StatusHealthy, middleware.StatusUnhealthy}
+	allModes  = []middleware.Mode{middleware.ModeLoop, middleware.ModeProbe, middleware.ModeAuto}
+)
+
+// NewCollector returns a Collector of mon's state; register it with the
+// registry the Observer uses. Only opts.ConstLabels is used.
+func NewCollector(mon *middleware.Monitor, opts Opts) *Collector {
+	name := func(n string) string { return prometheus.BuildFQName(Namespace, "", n) }
+	cl := opts.ConstLabels
+	return &Collector{
+		mon: mon,
+		state: prometheus.NewDesc(name("state"),
+			"The health state: 1 for the current one (unknown, healthy or unhealthy), 0 for the others.", []string{"state"}, cl),
+		failures: prometheus.NewDesc(name("consecutive_failures"),
+			"Recorded failed checks since the last pass.", nil, cl),
+		since: prometheus.NewDesc(name("state_since_timestamp_seconds"),
+			"When the state last changed, as Unix time; absent while it never has.", nil, cl),
+		lastCheck: prometheus.NewDesc(name("last_check_timestamp_seconds"),
+			"When the last recorded check ended, as Unix time; absent before the first.", nil, cl),
+		mode: prometheus.NewDesc(name("mode"),
+			"Who drives the checks: 1 for the monitor's mode (loop, probe or auto), 0 for the others.", []string{"mode"}, cl),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.mon.Snapshot()
+	for _, st := range allStatus {
+		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, oneIf(st == s.Status), st.String())
+	}
+	ch <- prometheus.MustNewConstMetric(c.failures, prometheus.GaugeValue, float64(s.ConsecutiveFailures))
+	if !s.Since.IsZero() {
+		ch <- prometheus.MustNewConstMetric(c.since, prometheus.GaugeValue, unixSeconds(s.Since))
+	}
+	if s.Last != nil {
+		ch <- prometheus.MustNewConstMetric(c.lastCheck, prometheus.GaugeValue, unixSeconds(s.Last.Start.Add(s.Last.Duration)))
+	}
+	mode := c.mon.Mode()
+	for _, m := range allModes {
+		ch <- prometheus.MustNewConstMetric(c.mode, prometheus.GaugeValue, oneIf(m == mode), m.String())
+	}
+}
+
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// unixSeconds is t as Unix time in seconds, whole seconds and fraction
+// converted apart so that round instants stay exact.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}

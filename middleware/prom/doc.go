@@ -1,0 +1,46 @@
+// Package prom exports the health middleware's activity as Prometheus
+// metrics. It lives apart from package middleware so that the middleware
+// does not pull in the Prometheus client.
+//
+// # Use
+//
+// [NewObserver] returns an [Observer] to set as middleware.Config.Observer:
+// it counts the checks as they happen. [NewCollector] reads the monitor's
+// state and mode at every scrape. Register both with one registry:
+//
+//	obs, err := prom.NewObserver(reg, prom.Opts{})
+//	mon, err := middleware.New(check, middleware.Config{Observer: obs})
+//	reg.MustRegister(prom.NewCollector(mon, prom.Opts{}))
+//	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// # Metrics
+//
+// Labels: source is "loop" (the health loop) or "probe" (a /check/ request
+// or Monitor.Probe); result is "pass", "fail" or "abandoned" (a probe check
+// cut short because every caller left; it is not recorded in the state).
+//
+//	tunnelprobe_checks_total{source,result}                counter: checks run, by how they ended
+//	tunnelprobe_check_duration_seconds{source,result}      histogram: how long each check took
+//	tunnelprobe_checks_in_flight{source}                   gauge: checks running now
+//	tunnelprobe_check_coalesced_total                      counter: /check/ callers that joined a running check instead of starting one
+//	tunnelprobe_heals_total{result}                        counter: heal calls, result "ok" or "error"
+//	tunnelprobe_heal_duration_seconds                      histogram: how long each heal took
+//	tunnelprobe_state_changes_total{to}                    counter: changes of the state, to "healthy" or "unhealthy"
+//	tunnelprobe_state{state}                               gauge: 1 for the current state ("unknown", "healthy", "unhealthy"), 0 for the others
+//	tunnelprobe_consecutive_failures                       gauge: recorded failed checks since the last pass
+//	tunnelprobe_state_since_timestamp_seconds              gauge: when the state last changed (Unix time); absent while it never has
+//	tunnelprobe_last_check_timestamp_seconds               gauge: when the last recorded check ended (Unix time); absent before the first
+//	tunnelprobe_mode{mode}                                 gauge: 1 for the monitor's mode ("loop", "probe", "auto"), 0 for the others
+//
+// The /check/ requests a probe made are tunnelprobe_checks_total{source="probe"}
+// plus tunnelprobe_check_coalesced_total: under a probe storm the first grows
+// by one while the second takes the storm. Opts.ConstLabels (e.g. a tunnel
+// name) are added to every metric.
+//
+// # Concurrency
+//
+// The Observer's methods are called synchronously by the monitor, from the
+// goroutine doing the work; they only update atomic Prometheus metrics. The
+// Collector reads Monitor.Snapshot, which takes one short lock, at each
+// scrape. Nothing here starts a goroutine or needs closing.
+package prom

@@ -1,0 +1,169 @@
+package prom
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "tunnelprobe"
+
+// DefaultCheckBuckets are the check duration buckets, in seconds: from a
+// loopback dial to a handshake that waits out TCP's retransmission timeouts
+// behind a full queue, up to the longest /check/ by default (60 s).
+var DefaultCheckBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 6, 8, 10, 15, 20, 30, 60}
+
+// Opts configures the metrics. The zero value is useful.
+type Opts struct {
+	// ConstLabels are added to every metric, e.g. {"tunnel": "wg0"} when
+	// one process serves several monitors. Nil adds none.
+	ConstLabels prometheus.Labels
+	// CheckBuckets are the buckets of the check duration histogram, in
+	// seconds. Nil means DefaultCheckBuckets.
+	CheckBuckets []float64
+}
+
+// Observer records the monitor's checks, joins and heals as Prometheus
+// metrics. Set it as middleware.Config.Observer (it is a
+// middleware.Observer and a middleware.CoalesceObserver); create it with
+// [NewObserver]. Its methods are safe for concurrent use.
+type Observer struct {
+	checks       *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	inFlight     *prometheus.GaugeVec
+	coalesced    prometheus.Counter
+	heals        *prometheus.CounterVec
+	healDuration prometheus.Histogram
+	changes      *prometheus.CounterVec
+}
+
+var (
+	_ middleware.Observer         = (*Observer)(nil)
+	_ middleware.CoalesceObserver = (*Observer)(nil)
+)
+
+// NewObserver returns an Observer whose metrics are registered with reg
+// (nil: not registered, e.g. to register them later as a
+// prometheus.Collector; *Observer is one). The error is reg's, e.g. when
+// metrics of the same names and labels are registered already.
+func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
+	buckets := opts.CheckBuckets
+	if buckets == nil {
+		buckets = DefaultCheckBuckets
+	}
+	cl := opts.ConstLabels
+	o := &Observer{
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "checks_total", ConstLabels: cl,
+			Help: "Checks run, by source (loop or probe) and result (pass, fail, or abandoned when every caller left).",
+		}, []string{"source", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "check_duration_seconds", ConstLabels: cl, Buckets: buckets,
+			Help: "Duration of the checks, by source and result.",
+		}, []string{"source", "result"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "checks_in_flight", ConstLabels: cl,
+			Help: "Checks running now, by source.",
+		}, []string{"source"}),
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "check_coalesced_total", ConstLabels: cl,
+			Help: "Check requests that joined a check already running instead of starting one.",
+		}),
+		heals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "heals_total", ConstLabels: cl,
+			Help: "Heal calls, by result (ok or error).",
+		}, []string{"result"}),
+		healDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "heal_duration_seconds", ConstLabels: cl,
+			Buckets: []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
+			Help:    "Duration of the heal calls.",
+		}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "state_changes_total", ConstLabels: cl,
+			Help: "Changes of the health state, by the state changed to.",
+		}, []string{"to"}),
+	}
+	// Every label value exists from the start, so that rate() and absent()
+	// work before the first event of each kind.
+	for _, src := range []string{middleware.SourceLoop.String(), middleware.SourceProbe.String()} {
+		o.inFlight.WithLabelValues(src)
+		for _, res := range []string{"pass", "fail", "abandoned"} {
+			o.checks.WithLabelValues(src, res)
+		}
+	}
+	for _, res := range []string{"ok", "error"} {
+		o.heals.WithLabelValues(res)
+	}
+	for _, to := range []middleware.Status{middleware.StatusHealthy, middleware.StatusUnhealthy} {
+		o.changes.WithLabelValues(to.String())
+	}
+	if reg != nil {
+		if err := reg.Register(o); err != nil {
+			return nil, fmt.Errorf("prom: register the observer's metrics: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// Describe implements prometheus.Collector.
+func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range o.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (o *Observer) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range o.collectors() {
+		c.Collect(ch)
+	}
+}
+
+func (o *Observer) collectors() []prometheus.Collector {
+	return []prometheus.Collector{o.checks, o.duration, o.inFlight, o.coalesced, o.heals, o.healDuration, o.changes}
+}
+
+// CheckStarted implements middleware.Observer.
+func (o *Observer) CheckStarted(s middleware.CheckStart) {
+	o.inFlight.WithLabelValues(s.Source.String()).Inc()
+}
+
+// CheckFinished implements middleware.Observer.
+func (o *Observer) CheckFinished(r middleware.Result) {
+	src := r.Source.String()
+	res := resultLabel(r)
+	o.inFlight.WithLabelValues(src).Dec()
+	o.checks.WithLabelValues(src, res).Inc()
+	o.duration.WithLabelValues(src, res).Observe(r.Duration.Seconds())
+}
+
+// CheckJoined implements middleware.CoalesceObserver.
+func (o *Observer) CheckJoined(middleware.CheckJoin) { o.coalesced.Inc() }
+
+// StateChanged implements middleware.Observer.
+func (o *Observer) StateChanged(_, to middleware.Snapshot) {
+	o.changes.WithLabelValues(to.Status.String()).Inc()
+}
+
+// Healed implements middleware.Observer.
+func (o *Observer) Healed(e middleware.HealEvent) {
+	res := "ok"
+	if e.Err != nil {
+		res = "error"
+	}
+	o.heals.WithLabelValues(res).Inc()
+	o.healDuration.Observe(e.Duration.Seconds())
+}
+
+func resultLabel(r middleware.Result) string {
+	switch {
+	case r.Abandoned:
+		return "abandoned"
+	case r.Err != nil:
+		return "fail"
+	}
+	return "pass"
+}
