@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
@@ -68,4 +69,71 @@ func checkSeries(t *testing.T, res loadgen.Result) {
 // startServe serves ln with a fresh sink until ctx ends.
 func startServe(ctx context.Context, ln net.Listener) {
 	_ = (&sink.Server{}).Serve(ctx, ln)
+}
+
+// watchedRun is a Run in the background whose seconds the test waits on.
+type watchedRun struct {
+	t       *testing.T
+	seconds chan loadgen.Second
+	cancel  context.CancelFunc
+	done    chan watchedOutcome
+	timeout <-chan time.Time
+	last    watchedOutcome
+}
+
+type watchedOutcome struct {
+	res loadgen.Result
+	err error
+}
+
+// startWatched starts Run with cfg (its OnSecond replaced) until stop.
+func startWatched(t *testing.T, cfg loadgen.Config) *watchedRun {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchedRun{
+		t:       t,
+		seconds: make(chan loadgen.Second, 100),
+		cancel:  cancel,
+		done:    make(chan watchedOutcome, 1),
+		timeout: time.After(30 * time.Second),
+	}
+	cfg.OnSecond = func(s loadgen.Second) {
+		select {
+		case w.seconds <- s:
+		default: // the test stopped listening
+		}
+	}
+	go func() {
+		res, err := loadgen.Run(ctx, cfg)
+		w.done <- watchedOutcome{res, err}
+	}()
+	t.Cleanup(func() { w.stop() })
+	return w
+}
+
+// waitFor returns once a second satisfies cond, failing the test after the
+// run's safety timeout.
+func (w *watchedRun) waitFor(what string, cond func(loadgen.Second) bool) {
+	w.t.Helper()
+	for {
+		select {
+		case s := <-w.seconds:
+			if cond(s) {
+				return
+			}
+		case <-w.timeout:
+			w.stop()
+			w.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// stop cancels the run and returns its outcome; later calls return it again.
+func (w *watchedRun) stop() (loadgen.Result, error) {
+	w.cancel()
+	out, ok := <-w.done
+	if ok {
+		close(w.done)
+		w.last = out
+	}
+	return w.last.res, w.last.err
 }

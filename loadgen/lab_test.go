@@ -20,61 +20,27 @@ func TestRunThroughTheLabSurvivesARestart(t *testing.T) {
 	}
 	defer lab.Close()
 	const conns = 20
-	seconds := make(chan loadgen.Second, 100)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type outcome struct {
-		res loadgen.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := loadgen.Run(ctx, loadgen.Config{
-			Target:   lab.SinkAddr().String(),
-			Dialer:   middleware.DialerFunc(lab.Dial),
-			PathName: "lab",
-			Conns:    conns,
-			Duration: time.Minute, // ended by cancel
-			Rate:     2e6,
-			OnSecond: func(s loadgen.Second) {
-				select {
-				case seconds <- s:
-				default:
-				}
-			},
-		})
-		done <- outcome{res, err}
-	}()
-	timeout := time.After(30 * time.Second)
-	waitFor := func(what string, cond func(loadgen.Second) bool) {
-		t.Helper()
-		for {
-			select {
-			case sec := <-seconds:
-				if cond(sec) {
-					return
-				}
-			case <-timeout:
-				cancel()
-				<-done
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
-	waitFor("all connections open", func(s loadgen.Second) bool { return s.Open == conns })
-	if err := lab.Restart(ctx); err != nil {
+	w := startWatched(t, loadgen.Config{
+		Target:   lab.SinkAddr().String(),
+		Dialer:   middleware.DialerFunc(lab.Dial),
+		PathName: "lab",
+		Conns:    conns,
+		Duration: time.Minute, // ended by stop
+		Rate:     2e6,
+	})
+	w.waitFor("all connections open", func(s loadgen.Second) bool { return s.Open == conns })
+	if err := lab.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var disrupted int64
-	waitFor("the disruptions", func(s loadgen.Second) bool { disrupted += s.Disruptions; return disrupted >= conns })
-	waitFor("all connections open again", func(s loadgen.Second) bool { return s.Open == conns })
-	cancel()
-	out := <-done
-	if out.err != nil {
-		t.Fatal(out.err)
+	w.waitFor("the disruptions", func(s loadgen.Second) bool { disrupted += s.Disruptions; return disrupted >= conns })
+	w.waitFor("all connections open again", func(s loadgen.Second) bool { return s.Open == conns })
+	res, err := w.stop()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out.res.Disruptions < conns || out.res.ConnsAchieved != conns {
-		t.Errorf("disruptions %d, achieved %d; want at least %d and %d", out.res.Disruptions, out.res.ConnsAchieved, conns, conns)
+	if res.Disruptions < conns || res.ConnsAchieved != conns {
+		t.Errorf("disruptions %d, achieved %d; want at least %d and %d", res.Disruptions, res.ConnsAchieved, conns, conns)
 	}
 	if got := lab.Server().SinkStats().Conns; got < 2*conns {
 		t.Errorf("the lab's sink accepted %d connections, want the %d first ones and as many again", got, conns)

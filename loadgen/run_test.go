@@ -125,60 +125,20 @@ func TestRunRefused(t *testing.T) {
 func TestRunReconnects(t *testing.T) {
 	s := startSink(t, "127.0.0.1:0")
 	const conns = 20
-	seconds := make(chan loadgen.Second, 100)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type outcome struct {
-		res loadgen.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := loadgen.Run(ctx, loadgen.Config{
-			Target:   s.Addr,
-			Conns:    conns,
-			Duration: time.Minute, // ended by cancel
-			Rate:     1e6,
-			OnSecond: func(s loadgen.Second) {
-				select {
-				case seconds <- s:
-				default: // the test stopped listening
-				}
-			},
-		})
-		done <- outcome{res, err}
-	}()
-	timeout := time.After(30 * time.Second)
-	waitFor := func(what string, cond func(loadgen.Second) bool) {
-		t.Helper()
-		for {
-			select {
-			case sec := <-seconds:
-				if cond(sec) {
-					return
-				}
-			case <-timeout:
-				cancel()
-				<-done
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
-	waitFor("all connections open", func(sec loadgen.Second) bool { return sec.Open == conns })
+	w := startWatched(t, loadgen.Config{Target: s.Addr, Conns: conns, Duration: time.Minute, Rate: 1e6})
+	w.waitFor("all connections open", func(sec loadgen.Second) bool { return sec.Open == conns })
 
 	// The sink goes away, with its listener and every connection, and a
 	// new one comes up on the same address.
 	s.stop()
 	s2 := startSink(t, s.Addr)
 	var disrupted int64
-	waitFor("the disruptions", func(sec loadgen.Second) bool { disrupted += sec.Disruptions; return disrupted >= conns })
-	waitFor("all connections open again", func(sec loadgen.Second) bool { return sec.Open == conns })
-	cancel()
-	out := <-done
-	if out.err != nil {
-		t.Fatal(out.err)
+	w.waitFor("the disruptions", func(sec loadgen.Second) bool { disrupted += sec.Disruptions; return disrupted >= conns })
+	w.waitFor("all connections open again", func(sec loadgen.Second) bool { return sec.Open == conns })
+	res, err := w.stop()
+	if err != nil {
+		t.Fatal(err)
 	}
-	res := out.res
 	t.Logf("disruptions %d, errors %v, achieved %d, second sink %+v", res.Disruptions, res.Errors, res.ConnsAchieved, s2.Stats())
 	if res.Disruptions < conns || res.Errors["reset"] < conns {
 		t.Errorf("disruptions %d, errors %v; want at least %d resets", res.Disruptions, res.Errors, conns)
