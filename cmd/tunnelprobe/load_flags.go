@@ -1,0 +1,235 @@
+package main
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// floatValue is a non-negative number flag.
+type floatValue struct{ v float64 }
+
+func (v *floatValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(v.v, 'g', -1, 64)
+}
+
+func (v *floatValue) Set(s string) error {
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	switch {
+	case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
+		return errors.New("not a number")
+	case x < 0:
+		return errors.New("must not be negative")
+	}
+	v.v = x
+	return nil
+}
+
+// rateValue is --rate: "greedy" (0) or a rate as the lab's link takes it.
+type rateValue struct {
+	text string
+	bits float64
+}
+
+func (v *rateValue) String() string {
+	if v == nil || v.text == "" {
+		return "greedy"
+	}
+	return v.text
+}
+
+func (v *rateValue) Set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "greedy") {
+		v.text, v.bits = s, 0
+		return nil
+	}
+	r, err := harness.ParseRate(s)
+	if err != nil {
+		return errors.New(`want "greedy" or a rate such as 100mbit, 5MB/s or a number of bits/s`)
+	}
+	v.text, v.bits = s, float64(r)
+	return nil
+}
+
+// directionValue is --direction.
+type directionValue struct {
+	text string
+	d    loadgen.Direction
+}
+
+func (v *directionValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.text
+}
+
+func (v *directionValue) Set(s string) error {
+	d, err := loadgen.ParseDirection(s)
+	if err != nil {
+		return errors.New("want up, down or both")
+	}
+	v.text, v.d = s, d
+	return nil
+}
+
+// intList is --sweep: a comma list of counts of at least 1.
+type intList struct{ values []int }
+
+func (l *intList) String() string {
+	if l == nil {
+		return ""
+	}
+	s := make([]string, len(l.values))
+	for i, n := range l.values {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *intList) Set(s string) error {
+	var values []int
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", part)
+		}
+		if n < 1 {
+			return fmt.Errorf("%d: each level needs at least 1 connection", n)
+		}
+		values = append(values, n)
+	}
+	l.values = values
+	return nil
+}
+
+// sourceList is --source: addresses as ranges or a comma list.
+type sourceList struct {
+	text  string
+	addrs []netip.Addr
+}
+
+func (l *sourceList) String() string {
+	if l == nil {
+		return ""
+	}
+	return l.text
+}
+
+func (l *sourceList) Set(s string) error {
+	addrs, err := parseSources(s)
+	if err != nil {
+		return err
+	}
+	l.text, l.addrs = s, addrs
+	return nil
+}
+
+// parseSources parses a comma list whose items are addresses or ranges
+// "first-last" of one family, in order, each address at most once.
+func parseSources(s string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	seen := map[netip.Addr]bool{}
+	add := func(a netip.Addr) error {
+		if seen[a] {
+			return fmt.Errorf("%s is listed twice", a)
+		}
+		if len(out) == maxSources {
+			return fmt.Errorf("more than %d addresses", maxSources)
+		}
+		seen[a] = true
+		out = append(out, a)
+		return nil
+	}
+	for item := range strings.SplitSeq(s, ",") {
+		item = strings.TrimSpace(item)
+		lo, hi, isRange := strings.Cut(item, "-")
+		first, err := netip.ParseAddr(strings.TrimSpace(lo))
+		if err != nil || first.Zone() != "" {
+			return nil, fmt.Errorf("%q is not an IP address", lo)
+		}
+		first = first.Unmap()
+		if !isRange {
+			if err := add(first); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		last, err := netip.ParseAddr(strings.TrimSpace(hi))
+		if err != nil || last.Zone() != "" {
+			return nil, fmt.Errorf("%q is not an IP address", hi)
+		}
+		last = last.Unmap()
+		switch {
+		case first.Is4() != last.Is4():
+			return nil, fmt.Errorf("range %s mixes IPv4 and IPv6", item)
+		case last.Less(first):
+			return nil, fmt.Errorf("range %s runs backwards", item)
+		}
+		for a := first; ; a = a.Next() {
+			if err := add(a); err != nil {
+				return nil, err
+			}
+			if a == last {
+				break
+			}
+		}
+	}
+	for _, a := range out[1:] {
+		if a.Is4() != out[0].Is4() {
+			return nil, errors.New("mixes IPv4 and IPv6 addresses")
+		}
+	}
+	return out, nil
+}
+
+// probeValue is --probe: tls://host:port or tcp://host:port.
+type probeValue struct {
+	text, scheme, addr string
+}
+
+func (v *probeValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.text
+}
+
+func (v *probeValue) Set(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "tls" && u.Scheme != "tcp") {
+		return errors.New("want tls://host:port or tcp://host:port")
+	}
+	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return errors.New("want tls://host:port or tcp://host:port, with nothing after the port")
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		if u.Scheme == "tcp" {
+			return errors.New("a tcp probe needs a port")
+		}
+		addr = middleware.WithDefaultPort(u.Host, "443")
+	}
+	v.text, v.scheme, v.addr = s, u.Scheme, addr
+	return nil
+}
+
+// checker returns the check v names, dialing through d.
+func (v *probeValue) checker(d middleware.Dialer, roots *x509.CertPool, insecure bool) middleware.Checker {
+	if v.scheme == "tcp" {
+		return middleware.TCPCheck{Address: v.addr, Dialer: d}
+	}
+	return middleware.TLSCheck{Address: v.addr, RootCAs: roots, InsecureSkipVerify: insecure, Dialer: d}
+}

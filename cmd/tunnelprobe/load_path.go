@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"golang.org/x/net/proxy"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// loadPath is the way to the target: what dials, what probes, and how
+// children reach the same path.
+type loadPath struct {
+	name   string
+	target string
+	dialer middleware.Dialer // nil: the host network, with --source
+	probe  middleware.Checker
+	// Children reach the lab through its SOCKS5 ingress, and verify its
+	// TLS target with its CA, written to a file.
+	childSOCKS5, childProbe, childCAFile string
+	close                                func()
+}
+
+// openPath builds the path the flags ask for, starting the lab for --lab.
+func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPath, error) {
+	p := &loadPath{name: "direct", target: f.target, close: func() {}}
+	roots := f.tlsCA.pool
+	probeURL := f.probe.text
+	switch {
+	case f.socks5 != "":
+		d, err := proxy.SOCKS5("tcp", f.socks5, nil, &net.Dialer{})
+		if err != nil {
+			return nil, fmt.Errorf("--socks5: %w", err)
+		}
+		cd, ok := d.(proxy.ContextDialer)
+		if !ok {
+			return nil, errors.New("--socks5: the proxy dialer cannot be cancelled")
+		}
+		p.name, p.dialer, p.childSOCKS5 = "socks5 "+f.socks5, middleware.DialerFunc(cd.DialContext), f.socks5
+	case f.lab:
+		cfg := harness.Config{Link: link, Seed: f.link.seed}
+		if f.procs > 1 {
+			cfg.SOCKS5 = "127.0.0.1:0" // for the children
+		}
+		lab := harness.New(cfg)
+		if err := lab.Start(ctx); err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		p.close = func() { lab.Close() }
+		p.name = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, f.link.queue, link.Loss)
+		p.dialer = middleware.DialerFunc(lab.Dial)
+		if p.target == "" {
+			// The lab's sink speaks loadgen/sink's protocol: each
+			// connection's header asks for up, down or both.
+			p.target = lab.SinkAddr().String()
+		}
+		if roots == nil {
+			roots = lab.CA().Pool
+		}
+		if probeURL == "" {
+			probeURL = "tls://" + net.JoinHostPort(harness.TLSHost, "443")
+		}
+		if f.procs > 1 {
+			p.childSOCKS5 = lab.SOCKS5Addr().String()
+			if f.tlsCA.file == "" {
+				file, err := writeTemp("tunnelprobe-lab-ca-*.pem", lab.CA().PEM)
+				if err != nil {
+					p.close()
+					return nil, err
+				}
+				p.childCAFile = file
+				p.close = func() { lab.Close(); os.Remove(file) }
+			}
+		}
+	}
+	p.childProbe = probeURL
+	if probeURL != "" {
+		pv := probeValue{}
+		if err := pv.Set(probeURL); err != nil {
+			p.close()
+			return nil, err
+		}
+		p.probe = pv.checker(p.dialer, roots, f.tlsInsecure)
+	}
+	return p, nil
+}
+
+func writeTemp(pattern string, b []byte) (string, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
