@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 const (
@@ -87,7 +88,7 @@ func (r *run) dial(ctx context.Context) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
 	defer cancel()
 	start := time.Now()
-	conn, err := r.dialer.DialContext(dctx, "tcp", r.cfg.Target)
+	conn, err := dialShallow(dctx, r.dialer, r.cfg.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -262,4 +263,23 @@ func abort(conn net.Conn) {
 		_ = l.SetLinger(0)
 	}
 	_ = conn.Close()
+}
+
+// dialShallow dials in a short-lived goroutine. A dial runs deep (resolver,
+// socket options, poller registration) and grows its goroutine's stack to
+// 8 KiB; done in the slot's goroutine, which then idles for the whole run,
+// that stack would stay, and at tens of thousands of connections the
+// stacks are most of the load generator's memory.
+func dialShallow(ctx context.Context, d middleware.Dialer, target string) (net.Conn, error) {
+	type dialed struct {
+		conn net.Conn
+		err  error
+	}
+	ch := make(chan dialed, 1)
+	go func() {
+		c, err := d.DialContext(ctx, "tcp", target)
+		ch <- dialed{c, err}
+	}()
+	r := <-ch
+	return r.conn, r.err
 }
