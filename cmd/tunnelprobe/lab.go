@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -94,12 +97,25 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		RootCAs:    lab.CA().Pool,
 		Dialer:     middleware.DialerFunc(lab.Dial),
 	}
-	mon, err := middleware.New(check, healthCfg)
+	runControl := func(ctx context.Context) int {
+		return serveControl(ctx, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
+	}
+	return serveLabHealth(ctx, fs.Name(), *serve, check, healthCfg, logger, runControl, stdout, stderr)
+}
+
+// serveLabHealth runs a lab role's health server on addr, checking check
+// with cfg, side by side with control (the role's control server, which
+// blocks until its ctx ends). When one of them fails, the other is stopped.
+// It returns the exit code; a bad cfg is a usage error of command.
+func serveLabHealth(ctx context.Context, command, addr string, check middleware.Checker, cfg middleware.Config,
+	logger *slog.Logger, control func(context.Context) int, stdout, stderr io.Writer,
+) int {
+	mon, err := middleware.New(check, cfg)
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return usageError(stderr, command, err)
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", *serve)
+	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "lab: health server:", err)
 		return 1
@@ -115,7 +131,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		stop()
 		healthDone <- err
 	}()
-	code := serveControl(runCtx, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
+	code := control(runCtx)
 	stop()
 	if err := <-healthDone; err != nil {
 		fmt.Fprintln(stderr, "lab: health server:", err)
@@ -302,7 +318,12 @@ func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "invalid value for flag --server:", err)
 		return 2
 	}
-	link := harness.NewLink(harness.LinkConfig{Settings: set, Seed: *lf.seed, Listen: *listen, Server: srvAddr})
+	serverListen, err := serverSideListen(srvAddr)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab link: towards the server:", err)
+		return 1
+	}
+	link := harness.NewLink(harness.LinkConfig{Settings: set, Seed: *lf.seed, Listen: *listen, Server: srvAddr, ServerListen: serverListen})
 	if err := link.Start(ctx); err != nil {
 		fmt.Fprintln(stderr, "lab link:", err)
 		return 1
@@ -310,6 +331,24 @@ func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer link.Close()
 	fmt.Fprintf(stdout, "link %s -> %s (rate %s, delay %s, queue %s)\n", link.Addr(), srvAddr, set.Rate, set.Delay, set.Queue)
 	return serveControl(ctx, *control, harness.ControlHandler(link, nil), stdout, stderr)
+}
+
+// serverSideListen returns the local address the relay sends to the server
+// from: loopback when the server is there (the default), else the address
+// that routes to the server (a server in another container or host). It is
+// a plain IPv4 or IPv6 address, not a dual-stack wildcard, so the server's
+// packets come back from exactly the address the link was given and the
+// link accepts them.
+func serverSideListen(server netip.AddrPort) (string, error) {
+	if server.Addr().IsLoopback() {
+		return "", nil
+	}
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(server)) // sends nothing: picks the route
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return netip.AddrPortFrom(c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), 0).String(), nil
 }
 
 func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -321,8 +360,27 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	peer := fs.String("peer", "", "the server's public key, base64 or a file holding it (required)")
 	socks := fs.String("socks5", "127.0.0.1:1080", "SOCKS5 ingress address; empty for none")
 	control := fs.String("control", "", "HTTP control address (POST /restart); empty for none")
-	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
+	// The health server, as in the one-process lab: serve's monitor and log
+	// flags, the check fixed to the TLS target through the tunnel. The
+	// target's CA comes from the server peer (its --ca-out), in a file
+	// shared with it.
+	var hf serveFlags
+	hf.registerMonitor(fs)
+	hf.registerLog(fs)
+	serve := fs.String("serve", "", "also run the health server on this `address`, checking the TLS target through the tunnel\n"+
+		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
+	tlsCA := fs.String("tls-ca", "", "PEM `file` of the TLS target's CA (the server's --ca-out), read again whenever it changes;\n"+
+		"required with --serve")
+	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
+	}
+	logger := hf.logger(stderr)
+	healthCfg, err := hf.monitorConfig(logger)
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+	if *serve != "" && *tlsCA == "" {
+		return usageError(stderr, fs.Name(), errors.New("--serve needs --tls-ca, the TLS target's CA file"))
 	}
 	pk, err := peerKey(*peer)
 	if err != nil {
@@ -365,5 +423,61 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		defer s.Close()
 		fmt.Fprintf(stdout, "socks5 %s\n", ln.Addr())
 	}
-	return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
+	runControl := func(ctx context.Context) int {
+		return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
+	}
+	if *serve == "" {
+		return runControl(ctx)
+	}
+	if healthCfg.Heal == nil {
+		healthCfg.Heal = cl.Restart
+	}
+	check := &caFileTLSCheck{
+		caFile:  *tlsCA,
+		address: netip.AddrPortFrom(harness.ServerTunnelAddr, harness.TLSPort).String(),
+		dialer:  middleware.DialerFunc(cl.Dial),
+	}
+	return serveLabHealth(ctx, fs.Name(), *serve, check, healthCfg, logger, runControl, stdout, stderr)
+}
+
+// caFileTLSCheck checks the lab's TLS target, verified with the CA in
+// caFile. The file is read at every check and parsed again when its content
+// changed: a restarted server peer issues a new CA and writes it there. A
+// file that does not parse (half written) leaves the last good CA in use.
+type caFileTLSCheck struct {
+	caFile, address string
+	dialer          middleware.Dialer
+
+	mu   sync.Mutex
+	pem  []byte
+	pool *x509.CertPool
+}
+
+func (c *caFileTLSCheck) Check(ctx context.Context) error {
+	pool, err := c.roots()
+	if err != nil {
+		return err
+	}
+	return middleware.TLSCheck{Address: c.address, ServerName: harness.TLSHost, RootCAs: pool, Dialer: c.dialer}.Check(ctx)
+}
+
+func (c *caFileTLSCheck) roots() (*x509.CertPool, error) {
+	b, err := os.ReadFile(c.caFile)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		if c.pool != nil {
+			return c.pool, nil
+		}
+		return nil, fmt.Errorf("TLS target CA: %w", err)
+	}
+	if c.pool == nil || !bytes.Equal(b, c.pem) {
+		pool := x509.NewCertPool()
+		if pool.AppendCertsFromPEM(b) {
+			c.pem, c.pool = b, pool
+		} else if c.pool == nil {
+			return nil, fmt.Errorf("TLS target CA: no certificate in %s", c.caFile)
+		}
+	}
+	return c.pool, nil
 }

@@ -163,12 +163,25 @@ func TestLabSplitRoles(t *testing.T) {
 	link := start(t, "link", "--listen", "127.0.0.1:0", "--server", srvUDP, "--rate", "20mbit", "--control", "127.0.0.1:0")
 	linkUDP := link.wait(t, `link (\S+) ->`)
 	cl := start(t, "client", "--endpoint", linkUDP, "--key", f("client.key"), "--peer", f("server.pub"),
-		"--socks5", "127.0.0.1:0", "--control", "127.0.0.1:0")
+		"--socks5", "127.0.0.1:0", "--control", "127.0.0.1:0",
+		"--serve", "127.0.0.1:0", "--tls-ca", f("ca.pem"), "--mode", "probe")
 	socks := cl.wait(t, `socks5 (\S+)`)
 	tlsThroughSOCKS(t, socks, f("ca.pem"))
+	// The client's health server checks the TLS target through its tunnel,
+	// verified with the CA the server wrote.
+	health := cl.wait(t, `health (http://\S+)`)
+	resp, err := http.Get(health + "/check/?timeout=5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("client health server: %d %s", resp.StatusCode, body)
+	}
 
 	ctl := cl.wait(t, `control (http://\S+)`)
-	resp, err := http.Post(ctl+"/restart", "", nil)
+	resp, err = http.Post(ctl+"/restart", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

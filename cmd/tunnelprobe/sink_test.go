@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,6 +145,20 @@ func exitCounters(t *testing.T, out string) (conns, bytesIn, bytesOut, procs int
 	return n[0], n[1], n[2], n[3]
 }
 
+// waitSinkStats polls the sink's stats until done holds, or fails the test
+// after a safety bound; it returns the last stats read.
+func waitSinkStats(t *testing.T, url string, done func(sinkTotals) bool) sinkTotals {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := getSinkStats(t, url)
+		if done(st) || time.Now().After(deadline) {
+			return st
+		}
+		runtime.Gosched()
+	}
+}
+
 func getSinkStats(t *testing.T, url string) sinkTotals {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -162,8 +177,10 @@ func TestSinkEcho(t *testing.T) {
 	t.Parallel()
 	s := startSinkCommand(t, "--listen", "127.0.0.1:0", "--echo", "--stats", "127.0.0.1:0")
 	echoConns(t, s.addr, 3, 1000)
-	// The echo came back, so the sink has read and counted every byte.
-	st := getSinkStats(t, s.stats)
+	// The echo came back, so the sink has read every byte; it counts what
+	// it wrote only once its write returned, a moment after the client may
+	// already have read it.
+	st := waitSinkStats(t, s.stats, func(st sinkTotals) bool { return st.BytesOut == 3000 })
 	if st.Conns != 3 || st.BytesIn != 3000 || st.BytesOut != 3000 || st.Processes != 1 {
 		t.Errorf("stats %+v, want 3 connections, 3000 bytes each way, 1 process", st)
 	}
@@ -183,7 +200,7 @@ func TestSinkProcs(t *testing.T) {
 	s := startSinkCommand(t, "--listen", "127.0.0.1:0", "--procs", "3", "--echo", "--stats", "127.0.0.1:0")
 	const n, size = 30, 500
 	echoConns(t, s.addr, n, size)
-	st := getSinkStats(t, s.stats)
+	st := waitSinkStats(t, s.stats, func(st sinkTotals) bool { return st.BytesOut == n*size })
 	if st.Processes != 3 {
 		t.Errorf("stats say %d processes, want 3", st.Processes)
 	}

@@ -1,0 +1,386 @@
+package scenarios
+
+// Docker plumbing of the container scenarios (containers_test.go): the
+// daemon check, the image, the network, the health server's logs and the
+// kubelet's view of a container.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+)
+
+// requireDockerEnv names the variable that turns a missing daemon from a
+// skip into a failure (CI sets it).
+const requireDockerEnv = "TUNNELPROBE_REQUIRE_DOCKER"
+
+// needDocker skips t where no Docker daemon answers, or fails it when
+// TUNNELPROBE_REQUIRE_DOCKER=1. It also skips under -short unless required.
+// It returns a Docker client, closed when t ends.
+func needDocker(t *testing.T) *testcontainers.DockerClient {
+	t.Helper()
+	required := os.Getenv(requireDockerEnv) == "1"
+	// What environment.md asks for, unless set otherwise: no reaper (it
+	// would be pulled; every cleanup here is registered instead), and on a
+	// machine that is itself a container, the daemon's ports on localhost.
+	// testcontainers reads its configuration once, at its first use: here.
+	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
+		t.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	if _, err := os.Stat("/.dockerenv"); err == nil && os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+		t.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
+	}
+	if testing.Short() && !required {
+		t.Skip("container scenarios take minutes; skipped with -short (set " + requireDockerEnv + "=1 to run them)")
+	}
+	if !required {
+		testcontainers.SkipIfProviderIsNotHealthy(t)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err == nil {
+		if _, err = cli.Ping(ctx, client.PingOptions{}); err != nil {
+			cli.Close()
+		}
+	}
+	switch {
+	case err != nil && required:
+		t.Fatalf("%s=1 but no Docker daemon answers: %v", requireDockerEnv, err)
+	case err != nil:
+		t.Skipf("no Docker daemon answers: %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// tcLogger routes testcontainers' own messages to the test log while the
+// test runs, and drops them afterwards (its goroutines may outlive a test,
+// and t.Logf then panics).
+type tcLogger struct {
+	t    *testing.T
+	done atomic.Bool
+}
+
+func newTCLogger(t *testing.T) *tcLogger {
+	l := &tcLogger{t: t}
+	t.Cleanup(func() { l.done.Store(true) })
+	return l
+}
+
+func (l *tcLogger) Printf(format string, v ...any) {
+	if !l.done.Load() && testing.Verbose() {
+		l.t.Logf("testcontainers: "+format, v...)
+	}
+}
+
+var _ tclog.Logger = (*tcLogger)(nil)
+
+// buildImage builds the tunnelprobe binary statically and the image FROM
+// scratch around it (scenarios/testdata/docker/Dockerfile), once for the
+// whole test, and removes the image when t ends. Nothing is pulled.
+func buildImage(ctx context.Context, t *testing.T, cli *testcontainers.DockerClient, logger tclog.Logger, runID string) string {
+	t.Helper()
+	dir := t.TempDir()
+	df, err := os.ReadFile(filepath.Join("testdata", "docker", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), df, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "lab"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lab", "README"), []byte("key files and outputs of tunnelprobe lab\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w",
+		"-o", filepath.Join(dir, "tunnelprobe"), "github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Logf("static binary built in %v", time.Since(begin).Round(time.Millisecond))
+
+	repo, tag := "tunnelprobe-scenarios", runID
+	image := repo + ":" + tag
+	// Registered before the build, so that a failed or interrupted build
+	// leaves nothing either.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := cli.ImageRemove(ctx, image, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		if err != nil && !strings.Contains(err.Error(), "No such image") {
+			t.Errorf("remove image %s: %v", image, err)
+		}
+	})
+	provider, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer provider.Close()
+	var buildLog bytes.Buffer
+	begin = time.Now()
+	req := testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+		Context: dir, Dockerfile: "Dockerfile", Repo: repo, Tag: tag,
+		// The image serves every container of the run; the cleanup above
+		// removes it once.
+		KeepImage:      true,
+		BuildLogWriter: &buildLog,
+	}}
+	if _, err := provider.BuildImage(ctx, &req); err != nil {
+		t.Fatalf("build image: %v\n%s", err, buildLog.String())
+	}
+	t.Logf("image %s built in %v", image, time.Since(begin).Round(time.Millisecond))
+	return image
+}
+
+// labNetwork is the user-defined network the containers share. It has a
+// subnet of its own so that each server peer keeps a fixed address when
+// stopped and started or disconnected and connected again: the link
+// resolved the server's name once, as a NAT or a peer configured with an
+// address would. Dynamic addresses come from the upper half only.
+type labNetwork struct {
+	*testcontainers.DockerNetwork
+	subnet netip.Prefix
+}
+
+func newLabNetwork(ctx context.Context, t *testing.T) *labNetwork {
+	t.Helper()
+	var lastErr error
+	for range 8 {
+		// 10.200.0.0/16 and up: clear of Docker's default pools
+		// (172.17-31, 192.168) and of the usual LANs.
+		subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(200 + rand.IntN(50)), byte(rand.IntN(256)), 0}), 24)
+		a := subnet.Addr().As4()
+		a[3] = 128
+		upper := netip.PrefixFrom(netip.AddrFrom4(a), 25)
+		nw, err := tcnetwork.New(ctx, tcnetwork.WithIPAM(&network.IPAM{
+			Driver: "default",
+			Config: []network.IPAMConfig{{Subnet: subnet, IPRange: upper}},
+		}))
+		testcontainers.CleanupNetwork(t, nw)
+		if err == nil {
+			return &labNetwork{DockerNetwork: nw, subnet: subnet}
+		}
+		lastErr = err
+	}
+	t.Fatalf("create network: %v", lastErr)
+	return nil
+}
+
+// staticAddr returns the i-th fixed address of the network's lower half.
+func (n *labNetwork) staticAddr(i int) netip.Addr {
+	a := n.subnet.Addr().As4()
+	a[3] = byte(10 + i)
+	return netip.AddrFrom4(a)
+}
+
+// freePort returns a TCP port nothing listens on now. The client
+// containers' health servers are published on fixed host ports, so that the
+// kubelet's URL stays valid across container restarts.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// healthLog reads the client container's health server from its JSON logs
+// (--log-format json --log-level debug) into a recorder: checks, state
+// changes and heals, as the in-process runner's observer does.
+//
+// testcontainers replays a container's whole log when the container starts
+// again; entries older than the newest one handled are dropped. slog stamps
+// milliseconds, so entries of the newest millisecond are told apart by
+// their text.
+type healthLog struct {
+	rec atomic.Pointer[recorder] // nil until the run starts; earlier entries are ignored
+
+	mu      sync.Mutex
+	partial map[string][]byte // per stream: a line not yet complete
+	last    time.Time
+	atLast  map[string]bool
+	tail    []string // the last raw lines, for failure messages
+}
+
+func newHealthLog() *healthLog {
+	return &healthLog{partial: map[string][]byte{}, atLast: map[string]bool{}}
+}
+
+var _ testcontainers.LogConsumer = (*healthLog)(nil)
+
+// Accept implements testcontainers.LogConsumer. It is called from the log
+// production goroutine.
+func (h *healthLog) Accept(l testcontainers.Log) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	buf := append(h.partial[l.LogType], l.Content...)
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		h.line(string(buf[:i]))
+		buf = buf[i+1:]
+	}
+	h.partial[l.LogType] = append([]byte(nil), buf...)
+}
+
+// logEntry is the part of a slog JSON line that matters here.
+type logEntry struct {
+	Time     time.Time `json:"time"`
+	Msg      string    `json:"msg"`
+	Source   string    `json:"source"`
+	Duration int64     `json:"duration"` // slog writes a time.Duration in nanoseconds
+	To       string    `json:"to"`
+}
+
+func (h *healthLog) line(s string) {
+	var e logEntry
+	if !strings.HasPrefix(s, "{") || json.Unmarshal([]byte(s), &e) != nil || e.Time.IsZero() {
+		h.keep(s)
+		return
+	}
+	switch {
+	case e.Time.Before(h.last):
+		return // a replay
+	case e.Time.Equal(h.last):
+		if h.atLast[s] {
+			return
+		}
+	default:
+		h.last = e.Time
+		clear(h.atLast)
+	}
+	h.atLast[s] = true
+	h.keep(s)
+	r := h.rec.Load()
+	if r == nil || e.Time.Before(r.start) {
+		return
+	}
+	d := time.Duration(e.Duration)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e.Msg {
+	case "check passed", "check failed":
+		r.tl.Checks = append(r.tl.Checks, CheckMark{
+			At: r.at(e.Time.Add(-d)), Latency: ms(d), Passed: e.Msg == "check passed", Source: e.Source,
+		})
+	case "health state changed":
+		r.tl.States = append(r.tl.States, StateMark{At: r.at(e.Time), To: e.To})
+	case "healed", "heal failed":
+		r.tl.Heals = append(r.tl.Heals, r.at(e.Time.Add(-d)))
+	}
+}
+
+func (h *healthLog) keep(s string) {
+	const n = 40
+	h.tail = append(h.tail, s)
+	if len(h.tail) > n {
+		h.tail = h.tail[len(h.tail)-n:]
+	}
+}
+
+func (h *healthLog) lastLines() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(h.tail, "\n")
+}
+
+// vpnContainer is the client container as the kubelet sees it: a restart
+// stops the container for real (SIGTERM, the kill's grace period), waits
+// the crash back-off and starts it again, its health server on the same
+// host port.
+type vpnContainer struct {
+	name    string
+	ctr     testcontainers.Container
+	rec     func() *recorder
+	grace   time.Duration
+	backoff CrashBackoff
+
+	mu       sync.Mutex
+	n        int
+	started  time.Time
+	restarts []string // what each restart did, for the log
+}
+
+var _ Container = (*vpnContainer)(nil)
+
+func (c *vpnContainer) ID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("%s/%d", c.name, c.n)
+}
+
+func (c *vpnContainer) StartedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started
+}
+
+func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
+	grace := c.grace
+	begin := time.Now()
+	// The stop completes even when ctx ends meanwhile: a half-done stop
+	// would leave the container in no known state.
+	if err := c.ctr.Stop(context.WithoutCancel(ctx), &grace); err != nil {
+		return fmt.Errorf("stop %s: %w", c.name, err)
+	}
+	exited := time.Now()
+	if r := c.rec(); r != nil {
+		r.note(c.name + " container stopped: " + reason)
+	}
+	delay := c.backoff.Next(exited)
+	if !sleepUntil(ctx, exited.Add(delay)) {
+		return ctx.Err()
+	}
+	// Start waits for the health server to answer (the request's wait
+	// strategy), as the in-process runner's restart returns once serving.
+	if err := c.ctr.Start(ctx); err != nil {
+		return fmt.Errorf("start %s: %w", c.name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	c.started = time.Now()
+	c.restarts = append(c.restarts, fmt.Sprintf("stopped in %v, back-off %v, serving again after %v",
+		exited.Sub(begin).Round(time.Millisecond), delay, time.Since(begin).Round(time.Millisecond)))
+	return nil
+}
+
+// copyOut reads a file from a (possibly exited) container.
+func copyOut(ctx context.Context, ctr testcontainers.Container, path string) ([]byte, error) {
+	rc, err := ctr.CopyFileFromContainer(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(bufio.NewReader(rc))
+}
