@@ -153,7 +153,7 @@ func Reference() Config {
 func (c Config) withDefaults() (Config, error) {
 	var errs []error
 	if c.Mode < ModeLoop || c.Mode > ModeAuto {
-		errs = append(errs, fmt.Errorf("Mode: %v is not a mode", c.Mode))
+		errs = append(errs, fmt.Errorf("%s: %v is not loop, probe or auto", "Mode", c.Mode))
 	}
 	positive := func(name string, d *time.Duration, def time.Duration) {
 		switch {
@@ -175,7 +175,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	for i, d := range c.Timeouts {
 		if d <= 0 {
-			errs = append(errs, fmt.Errorf("Timeouts[%d]: %v is not positive", i, d))
+			errs = append(errs, fmt.Errorf("%s[%d]: %v is not positive", "Timeouts", i, d))
 		}
 	}
 	switch {
