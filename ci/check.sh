@@ -25,6 +25,11 @@ section "go vet ./..."
 go vet ./...
 echo "ok"
 
+section "staticcheck ./..."
+# Pinned, fetched through the module proxy like every other module.
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+echo "ok"
+
 section "go test -race ./..."
 # CI runs on a machine whose build cache may be warm: a cached pass of the
 # container or scenario tests would prove nothing, so every test runs.
