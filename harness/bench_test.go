@@ -42,7 +42,7 @@ func greedy(ctx context.Context, b *testing.B, l *Lab, n int) (wait func()) {
 			defer func() { <-sem }()
 			dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 			defer cancel()
-			c, err := l.Dial(dctx, "tcp", l.SinkAddr().String())
+			c, err := l.DialContext(dctx, "tcp", l.SinkAddr().String())
 			if err != nil {
 				mu.Lock()
 				failed++
@@ -150,7 +150,7 @@ func BenchmarkIdleRTT(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	c, err := l.Dial(b.Context(), "tcp", l.EchoAddr().String())
+	c, err := l.DialContext(b.Context(), "tcp", l.EchoAddr().String())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func probeHandshakes(ctx context.Context, l *Lab, window, period, timeout time.D
 			pctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			d := timeout
-			if c, err := l.Dial(pctx, "tcp", l.TLSAddr().String()); err == nil {
+			if c, err := l.DialContext(pctx, "tcp", l.TLSAddr().String()); err == nil {
 				tc := tls.Client(c, &tls.Config{RootCAs: l.CA().Pool, ServerName: TLSHost})
 				if tc.HandshakeContext(pctx) == nil {
 					d = time.Since(t0)

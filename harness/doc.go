@@ -15,7 +15,7 @@
 //     changeable while traffic flows ([Link.Update]), and counters
 //     ([Link.Stats]). Shaping the underlay, not each connection, is what
 //     makes a SYN or a TLS record wait behind thousands of other flows.
-//   - [Client]: the client peer on its own netstack; [Client.Dial] opens
+//   - [Client]: the client peer on its own netstack; [Client.DialContext] opens
 //     connections inside the tunnel and [Client.Restart] takes the device
 //     down and up again as a heal or a container restart would, aborting
 //     every flow through it.
@@ -46,7 +46,7 @@
 // WireGuard devices and gVisor stacks run their own workers, which
 // Client.Close, Server.Close and Client.Restart wait for.
 //
-// Connections returned by [Client.Dial] belong to the caller; they are
+// Connections returned by [Client.DialContext] belong to the caller; they are
 // aborted, not leaked, when the client peer is closed or restarted.
 //
 // # Timing

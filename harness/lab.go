@@ -81,7 +81,7 @@ func (l *Lab) Start(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		l.socks = &SOCKS5{Dial: l.client.Dial}
+		l.socks = &SOCKS5{Dial: l.client.DialContext}
 		if err := l.socks.Start(ln); err != nil {
 			ln.Close()
 			return err
@@ -108,10 +108,10 @@ func (l *Lab) Close() error {
 	return errors.Join(errs...)
 }
 
-// Dial connects through the tunnel (see Client.Dial); it has the signature
-// of net.Dialer.DialContext.
-func (l *Lab) Dial(ctx context.Context, network, address string) (net.Conn, error) {
-	return l.client.Dial(ctx, network, address)
+// DialContext connects through the tunnel (see Client.DialContext), so a
+// Lab is a middleware.Dialer.
+func (l *Lab) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return l.client.DialContext(ctx, network, address)
 }
 
 // Restart restarts the client peer (see Client.Restart).

@@ -30,7 +30,7 @@ func startLab(t *testing.T, cfg Config) *Lab {
 func tlsCheck(ctx context.Context, l *Lab, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := l.Dial(ctx, "tcp", l.TLSAddr().String())
+	c, err := l.DialContext(ctx, "tcp", l.TLSAddr().String())
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func TestLabRestartBreaksFlows(t *testing.T) {
 	l := startLab(t, Config{})
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	c, err := l.Dial(ctx, "tcp", l.EchoAddr().String())
+	c, err := l.DialContext(ctx, "tcp", l.EchoAddr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestLabDownRefusesDialsUntilUp(t *testing.T) {
 	if err := l.Down(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Dial(ctx, "tcp", l.EchoAddr().String()); !errors.Is(err, ErrClientDown) {
+	if _, err := l.DialContext(ctx, "tcp", l.EchoAddr().String()); !errors.Is(err, ErrClientDown) {
 		t.Fatalf("dial while down: %v, want ErrClientDown", err)
 	}
 	if err := l.Down(); !errors.Is(err, ErrClientDown) {

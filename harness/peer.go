@@ -374,10 +374,10 @@ const restartPause = 20 * time.Millisecond
 // ErrClientDown is returned by Dial while the client peer is closed.
 var ErrClientDown = errors.New("harness: client peer is down")
 
-// Dial connects to address inside the tunnel; network is tcp or udp, the
-// host an IP address or TLSHost/SinkHost. It has the signature of
-// net.Dialer.DialContext.
-func (c *Client) Dial(ctx context.Context, network, address string) (net.Conn, error) {
+// DialContext connects to address inside the tunnel; network is tcp or udp,
+// the host an IP address or TLSHost/SinkHost. A Client is a
+// middleware.Dialer.
+func (c *Client) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	c.mu.RLock()
 	p := c.peer
 	c.mu.RUnlock()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 // A restart of the lab's client peer, as a VPN restart, breaks every
@@ -22,7 +21,7 @@ func TestRunThroughTheLabSurvivesARestart(t *testing.T) {
 	const conns = 20
 	w := startWatched(t, loadgen.Config{
 		Target:   lab.SinkAddr().String(),
-		Dialer:   middleware.DialerFunc(lab.Dial),
+		Dialer:   lab,
 		PathName: "lab",
 		Conns:    conns,
 		Duration: time.Minute, // ended by stop

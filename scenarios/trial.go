@@ -100,7 +100,7 @@ func (t *trial) loadConfig() loadgen.Config {
 	set, _ := t.spec.Link.settings()
 	return loadgen.Config{
 		Target:    t.lab.SinkAddr().String(),
-		Dialer:    middleware.DialerFunc(t.lab.Dial),
+		Dialer:    t.lab,
 		PathName:  "lab",
 		Conns:     l.Conns,
 		Ramp:      l.Ramp.Duration,
@@ -256,7 +256,7 @@ func (c *container) up(ctx context.Context) error {
 		Address:    t.lab.TLSAddr().String(),
 		ServerName: harness.TLSHost,
 		RootCAs:    t.lab.CA().Pool,
-		Dialer:     middleware.DialerFunc(t.lab.Dial),
+		Dialer:     t.lab,
 	}
 	mon, err := middleware.New(check, cfg)
 	if err != nil {

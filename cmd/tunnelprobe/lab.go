@@ -95,7 +95,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Address:    lab.TLSAddr().String(),
 		ServerName: harness.TLSHost,
 		RootCAs:    lab.CA().Pool,
-		Dialer:     middleware.DialerFunc(lab.Dial),
+		Dialer:     lab,
 	}
 	runControl := func(ctx context.Context) int {
 		return serveControl(ctx, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
@@ -414,7 +414,7 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintln(stderr, "lab client: socks5:", err)
 			return 1
 		}
-		s := &harness.SOCKS5{Dial: cl.Dial}
+		s := &harness.SOCKS5{Dial: cl.DialContext}
 		if err := s.Start(ln); err != nil {
 			ln.Close()
 			fmt.Fprintln(stderr, "lab client: socks5:", err)
@@ -435,7 +435,7 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	check := &caFileTLSCheck{
 		caFile:  *tlsCA,
 		address: netip.AddrPortFrom(harness.ServerTunnelAddr, harness.TLSPort).String(),
-		dialer:  middleware.DialerFunc(cl.Dial),
+		dialer:  cl,
 	}
 	return serveLabHealth(ctx, fs.Name(), *serve, check, healthCfg, logger, runControl, stdout, stderr)
 }

@@ -41,7 +41,7 @@ func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPa
 		if !ok {
 			return nil, errors.New("--socks5: the proxy dialer cannot be cancelled")
 		}
-		p.name, p.dialer, p.childSOCKS5 = "socks5 "+f.socks5, middleware.DialerFunc(cd.DialContext), f.socks5
+		p.name, p.dialer, p.childSOCKS5 = "socks5 "+f.socks5, cd, f.socks5
 	case f.lab:
 		cfg := harness.Config{Link: link, Seed: f.link.seed}
 		if f.procs > 1 {
@@ -53,7 +53,7 @@ func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPa
 		}
 		p.close = func() { lab.Close() }
 		p.name = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, f.link.queue, link.Loss)
-		p.dialer = middleware.DialerFunc(lab.Dial)
+		p.dialer = lab
 		if p.target == "" {
 			// The lab's sink speaks loadgen/sink's protocol: each
 			// connection's header asks for up, down or both.
