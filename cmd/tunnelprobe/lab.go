@@ -44,13 +44,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	socks := fs.String("socks5", "127.0.0.1:1080", "SOCKS5 ingress address into the tunnel; empty for none")
 	control := fs.String("control", "127.0.0.1:8088", "HTTP control address (GET/PUT /link, POST /restart); empty for none")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
-	// The health server's mode, timeout, threshold and log flags are serve's;
-	// its check is fixed: the lab's TLS target through the tunnel.
-	var hf serveFlags
-	hf.registerMonitor(fs)
-	hf.registerLog(fs)
-	serve := fs.String("serve", "", "also run the health server on this `address`, checking the lab's TLS target through\n"+
-		"the tunnel with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
+	health := registerLabHealth(fs, "the lab's TLS target")
 	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
@@ -58,9 +52,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, fs.Name(), err)
 	}
-	logger := hf.logger(stderr)
-	healthCfg, err := hf.monitorConfig(logger)
-	if err != nil {
+	if err := health.configure(stderr); err != nil {
 		return usageError(stderr, fs.Name(), err)
 	}
 
@@ -84,13 +76,6 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *caOut != "" {
 		fmt.Fprintf(stdout, "ca %s\n", *caOut)
 	}
-	if *serve == "" {
-		return serveControl(ctx, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
-	}
-
-	if healthCfg.Heal == nil {
-		healthCfg.Heal = lab.Restart // what a VPN restart is in the lab
-	}
 	check := middleware.TLSCheck{
 		Address:    lab.TLSAddr().String(),
 		ServerName: harness.TLSHost,
@@ -100,7 +85,49 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runControl := func(ctx context.Context) int {
 		return serveControl(ctx, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
 	}
-	return serveLabHealth(ctx, fs.Name(), *serve, check, healthCfg, logger, runControl, stdout, stderr)
+	return health.run(ctx, fs.Name(), check, lab.Restart, runControl, stdout, stderr)
+}
+
+// labHealthFlags are a lab role's --serve and, behind it, serve's monitor
+// and log flags: the health server beside the client peer, its check fixed
+// to the TLS target through the tunnel.
+type labHealthFlags struct {
+	serveFlags
+	addr *string
+	log  *slog.Logger
+	cfg  middleware.Config
+}
+
+func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
+	h := &labHealthFlags{}
+	h.registerMonitor(fs)
+	h.registerLog(fs)
+	h.addr = fs.String("serve", "", "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
+		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
+	return h
+}
+
+// configure builds the logger and the monitor configuration from the parsed
+// flags; an error is a usage error.
+func (h *labHealthFlags) configure(stderr io.Writer) (err error) {
+	h.log = h.logger(stderr)
+	h.cfg, err = h.monitorConfig(h.log)
+	return err
+}
+
+// run blocks in control until ctx ends, with the health server beside it
+// when --serve is set; its heal is restart unless --heal-cmd is set.
+func (h *labHealthFlags) run(ctx context.Context, command string, check middleware.Checker, restart middleware.HealFunc,
+	control func(context.Context) int, stdout, stderr io.Writer,
+) int {
+	if *h.addr == "" {
+		return control(ctx)
+	}
+	cfg := h.cfg
+	if cfg.Heal == nil {
+		cfg.Heal = restart // what a VPN restart is in the lab
+	}
+	return serveLabHealth(ctx, command, *h.addr, check, cfg, h.log, control, stdout, stderr)
 }
 
 // serveLabHealth runs a lab role's health server on addr, checking check
@@ -360,26 +387,18 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	peer := fs.String("peer", "", "the server's public key, base64 or a file holding it (required)")
 	socks := fs.String("socks5", "127.0.0.1:1080", "SOCKS5 ingress address; empty for none")
 	control := fs.String("control", "", "HTTP control address (POST /restart); empty for none")
-	// The health server, as in the one-process lab: serve's monitor and log
-	// flags, the check fixed to the TLS target through the tunnel. The
-	// target's CA comes from the server peer (its --ca-out), in a file
-	// shared with it.
-	var hf serveFlags
-	hf.registerMonitor(fs)
-	hf.registerLog(fs)
-	serve := fs.String("serve", "", "also run the health server on this `address`, checking the TLS target through the tunnel\n"+
-		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
+	// The health server, as in the one-process lab. The target's CA comes
+	// from the server peer (its --ca-out), in a file shared with it.
+	health := registerLabHealth(fs, "the TLS target")
 	tlsCA := fs.String("tls-ca", "", "PEM `file` of the TLS target's CA (the server's --ca-out), read again whenever it changes;\n"+
 		"required with --serve")
 	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
-	logger := hf.logger(stderr)
-	healthCfg, err := hf.monitorConfig(logger)
-	if err != nil {
+	if err := health.configure(stderr); err != nil {
 		return usageError(stderr, fs.Name(), err)
 	}
-	if *serve != "" && *tlsCA == "" {
+	if *health.addr != "" && *tlsCA == "" {
 		return usageError(stderr, fs.Name(), errors.New("--serve needs --tls-ca, the TLS target's CA file"))
 	}
 	pk, err := peerKey(*peer)
@@ -423,21 +442,15 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		defer s.Close()
 		fmt.Fprintf(stdout, "socks5 %s\n", ln.Addr())
 	}
-	runControl := func(ctx context.Context) int {
-		return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
-	}
-	if *serve == "" {
-		return runControl(ctx)
-	}
-	if healthCfg.Heal == nil {
-		healthCfg.Heal = cl.Restart
-	}
 	check := &caFileTLSCheck{
 		caFile:  *tlsCA,
 		address: netip.AddrPortFrom(harness.ServerTunnelAddr, harness.TLSPort).String(),
 		dialer:  cl,
 	}
-	return serveLabHealth(ctx, fs.Name(), *serve, check, healthCfg, logger, runControl, stdout, stderr)
+	runControl := func(ctx context.Context) int {
+		return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
+	}
+	return health.run(ctx, fs.Name(), check, cl.Restart, runControl, stdout, stderr)
 }
 
 // caFileTLSCheck checks the lab's TLS target, verified with the CA in
