@@ -253,6 +253,18 @@ func loadOrCreateKey(path string) (harness.Key, error) {
 }
 
 // peerKey reads a public key given in base64 or as a file holding it.
+// roleKeys returns a role's own key (--key) and its peer's public key
+// (--peer); an error names the flag.
+func roleKeys(keyFile, peer string) (key, peerPub harness.Key, err error) {
+	if peerPub, err = peerKey(peer); err != nil {
+		return key, peerPub, fmt.Errorf("invalid value for flag --peer: %w", err)
+	}
+	if key, err = loadOrCreateKey(keyFile); err != nil {
+		return key, peerPub, fmt.Errorf("invalid value for flag --key: %w", err)
+	}
+	return key, peerPub, nil
+}
+
 func peerKey(v string) (harness.Key, error) {
 	if k, err := harness.ParseKey(v); err == nil {
 		return k, nil
@@ -285,14 +297,9 @@ func runLabServer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
 		return code
 	}
-	pk, err := peerKey(*peer)
+	key, pk, err := roleKeys(*keyFile, *peer)
 	if err != nil {
-		fmt.Fprintln(stderr, "invalid value for flag --peer:", err)
-		return 2
-	}
-	key, err := loadOrCreateKey(*keyFile)
-	if err != nil {
-		fmt.Fprintln(stderr, "invalid value for flag --key:", err)
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	srv := harness.NewServer(harness.ServerConfig{PrivateKey: key, ClientPublicKey: pk, Listen: *listen})
@@ -401,14 +408,9 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *health.addr != "" && *tlsCA == "" {
 		return usageError(stderr, fs.Name(), errors.New("--serve needs --tls-ca, the TLS target's CA file"))
 	}
-	pk, err := peerKey(*peer)
+	key, pk, err := roleKeys(*keyFile, *peer)
 	if err != nil {
-		fmt.Fprintln(stderr, "invalid value for flag --peer:", err)
-		return 2
-	}
-	key, err := loadOrCreateKey(*keyFile)
-	if err != nil {
-		fmt.Fprintln(stderr, "invalid value for flag --key:", err)
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	ep, err := resolveUDP(ctx, *endpoint)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"image/png"
 	"net"
 	"net/netip"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/testpng"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
@@ -91,22 +92,6 @@ func checkFields(t *testing.T, what string, fields map[string]json.RawMessage) {
 	}
 }
 
-func checkPNG(t *testing.T, path string, w, h int) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
-		t.Errorf("%s is %dx%d, want %dx%d", path, b.Dx(), b.Dy(), w, h)
-	}
-}
-
 func TestLoadDirect(t *testing.T) {
 	t.Parallel()
 	addr, srv := testSink(t, false)
@@ -129,7 +114,7 @@ func TestLoadDirect(t *testing.T) {
 	if srv.Stats().Conns < 24 {
 		t.Errorf("the sink saw %d connections, want at least 24", srv.Stats().Conns)
 	}
-	checkPNG(t, plotFile, 960, 960)
+	testpng.Check(t, plotFile, 960, 960)
 	for _, want := range []string{"24 requested, 24 achieved", "throughput", "probe ms"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary does not say %q:\n%s", want, stdout)
@@ -206,7 +191,7 @@ func TestLoadSweep(t *testing.T) {
 			t.Errorf("level %d requested %s connections, want %s", i, got, want)
 		}
 	}
-	checkPNG(t, plotFile, 960, 720)
+	testpng.Check(t, plotFile, 960, 720)
 	if !strings.Contains(stdout, "achieved") || !strings.Contains(stdout, "level 2/2") {
 		t.Errorf("no sweep table or level summaries:\n%s", stdout)
 	}
