@@ -43,6 +43,11 @@ func (r *run) slot(ctx context.Context, attempted func()) {
 	var b backoff
 	for first := true; ; first = false {
 		conn, err := r.dial(ctx)
+		if err == nil {
+			// Counted open before the ramp may end on attempted: the
+			// run's final reading must include this connection.
+			r.c.open.Add(1)
+		}
 		if first {
 			attempted()
 		}
@@ -103,15 +108,15 @@ func (r *run) dial(ctx context.Context) (net.Conn, error) {
 	return conn, nil
 }
 
-// hold carries traffic on conn until ctx ends, then ends the connection
-// cleanly and returns nil; or until conn breaks, and returns why. Either
-// way conn is closed on return.
+// hold carries traffic on conn, which the caller has counted open, until
+// ctx ends, then ends the connection cleanly and returns nil; or until conn
+// breaks, and returns why. Either way conn is closed and counted closed on
+// return.
 //
 // Up runs the writer here; Down the reader; Both the writer here and the
 // reader in a goroutine of its own, which hold waits for.
 func (r *run) hold(ctx context.Context, conn net.Conn) error {
-	r.c.open.Add(1)
-	defer r.c.open.Add(-1)
+	defer r.c.open.Add(-1) // counted open by slot
 
 	// connCtx ends with the run or when the reader breaks; either ends a
 	// Write blocked on a full window at once. Bytes it did write are
