@@ -97,13 +97,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	interrupted := ctx.Err() != nil
 	end := time.Now()
 
-	// Stop: the sampler first, so that the last reading of Open is that
-	// of the load, not of its teardown; then every connection, which
-	// ends with the handshake that makes byte counts agree with the
-	// sink's (bounded by stopGrace, or interruptGrace).
+	// Stop: the sampler first, so that the last readings of Open, RSS,
+	// FDs and Threads are those of the load, not of its teardown; then
+	// every connection, which ends with the handshake that makes byte
+	// counts agree with the sink's (bounded by stopGrace, or
+	// interruptGrace).
 	close(samplerStop)
 	samplerWG.Wait()
-	atEnd := r.c.snapshot()
+	atEnd, procAtEnd := r.c.snapshot(), readProc()
 	grace := stopGrace
 	if interrupted {
 		grace = interruptGrace
@@ -111,11 +112,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r.grace.Store(int64(grace))
 	stopLoad()
 	wg.Wait()
-	// The last, partial second also gets the bytes of the handshake, so
-	// that the series adds up to the totals.
+	// The last, partial second also gets the bytes and the CPU time of
+	// the teardown, so that the series adds up to the totals.
 	final := r.c.snapshot()
 	final.open = atEnd.open
-	smp.close(final, r.c.probeMaxUS.Swap(0))
+	procAtEnd.cpu = readProc().cpu
+	smp.close(final, r.c.probeMaxUS.Swap(0), procAtEnd)
 
 	res := Result{
 		Target:          cfg.Target,

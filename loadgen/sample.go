@@ -53,7 +53,7 @@ func (s *sampler) loop(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		sec := s.close(s.c.snapshot(), s.c.probeMaxUS.Swap(0))
+		sec := s.close(s.c.snapshot(), s.c.probeMaxUS.Swap(0), readProc())
 		if s.onSecond != nil {
 			s.onSecond(sec)
 		}
@@ -61,10 +61,10 @@ func (s *sampler) loop(stop <-chan struct{}) {
 	}
 }
 
-// close ends the second being measured with the counters in now, appends
-// it to the series and returns it. Open is now's reading.
-func (s *sampler) close(now snapshot, probeMaxUS int64) Second {
-	proc := readProc()
+// close ends the second being measured with the counters in now and the
+// process reading proc, appends it to the series and returns it. Open is
+// now's reading.
+func (s *sampler) close(now snapshot, probeMaxUS int64, proc procReading) Second {
 	tcp := readTCP()
 	sec := Second{
 		T:             s.nextT,
