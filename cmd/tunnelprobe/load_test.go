@@ -220,9 +220,8 @@ func TestLoadInterrupt(t *testing.T) {
 			stopped := time.Now()
 			cancel()
 			code := <-done
-			// The command itself stops within about 50 ms; children built
-			// with -race add the race detector's 1 s sleep at exit
-			// (GORACE atexit_sleep_ms).
+			// The command stops within about 50 ms (TestMain turns off the
+			// race detector's sleep at the children's exit).
 			d := time.Since(stopped)
 			t.Logf("stopped in %v", d)
 			if d > 2*time.Second {
