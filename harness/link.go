@@ -49,6 +49,10 @@ type Link struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	started bool
+
+	// enqueued, when set (by tests, before Start), is called by a reader
+	// after each packet it offered to its queue: a point to synchronise on.
+	enqueued func(fromClient, accepted bool)
 }
 
 // direction is one way of the link: the reader goroutine of its ingress
@@ -242,6 +246,9 @@ func (l *Link) read(c *net.UDPConn, d *direction, fromClient bool) {
 		d.mu.Unlock()
 		if ok {
 			d.poke()
+		}
+		if l.enqueued != nil {
+			l.enqueued(fromClient, ok)
 		}
 	}
 }

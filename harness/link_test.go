@@ -30,6 +30,12 @@ func recvOne(t *testing.T, c *net.UDPConn) string {
 func TestLinkRelaysBothWaysAndFollowsClient(t *testing.T) {
 	server := udpSock(t)
 	l := NewLink(LinkConfig{Server: server.LocalAddr().(*net.UDPAddr).AddrPort(), Settings: Settings{Rate: 10_000_000}})
+	offered := make(chan bool, 16) // one per packet the uplink read, accepted or not
+	l.enqueued = func(fromClient, accepted bool) {
+		if fromClient {
+			offered <- accepted
+		}
+	}
 	if err := l.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +69,18 @@ func TestLinkRelaysBothWaysAndFollowsClient(t *testing.T) {
 	}
 	client2.WriteToUDP([]byte("lost"), toLink)
 	// Sync point: the relay has read and dropped it before the link is up.
-	for deadline := time.Now().Add(5 * time.Second); l.Stats().Uplink.OutageDrops == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the packet sent during the outage was never counted")
+	for range 2 { // the uplink's two packets before it went through
+		if !<-offered {
+			t.Fatal("a packet sent before the outage was not queued")
 		}
-		time.Sleep(time.Millisecond)
+	}
+	select {
+	case accepted := <-offered:
+		if accepted {
+			t.Fatal("the packet sent during the outage was queued")
+		}
+	case <-time.After(5 * time.Second): // safety net only
+		t.Fatal("the packet sent during the outage never reached the relay")
 	}
 	l.Update(func(s *Settings) { s.Down = false })
 	client2.WriteToUDP([]byte("after"), toLink)
