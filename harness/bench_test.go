@@ -86,6 +86,24 @@ func greedy(ctx context.Context, b *testing.B, l *Lab, n int) (wait func()) {
 	return wg.Wait
 }
 
+// senderStats are the client netstack's TCP sender counters.
+type senderStats struct{ sent, retransmits, timeouts uint64 }
+
+func clientTCP(l *Lab) senderStats {
+	l.client.mu.RLock()
+	defer l.client.mu.RUnlock()
+	st := l.client.peer.tun.stack.Stats().TCP
+	return senderStats{sent: st.SegmentsSent.Value(), retransmits: st.Retransmits.Value(), timeouts: st.Timeouts.Value()}
+}
+
+func (a senderStats) add(b senderStats) senderStats {
+	return senderStats{a.sent + b.sent, a.retransmits + b.retransmits, a.timeouts + b.timeouts}
+}
+
+func (a senderStats) sub(b senderStats) senderStats {
+	return senderStats{a.sent - b.sent, a.retransmits - b.retransmits, a.timeouts - b.timeouts}
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -102,8 +120,9 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 // BenchmarkGoodput: sink goodput of 1..1000 greedy flows sharing the link,
-// as a share of the configured rate (target 90..102%), and the CPU the
-// whole process spent per GB carried.
+// as a share of the configured rate (target 90..102%), the CPU the whole
+// process spent per GB carried, and the client TCP's retransmissions and
+// timeouts, which account for goodput below the link's use.
 func BenchmarkGoodput(b *testing.B) {
 	for _, rate := range []Rate{20_000_000, 100_000_000} {
 		for _, flows := range []int{1, 10, 100, 1000} {
@@ -121,13 +140,15 @@ func BenchmarkGoodput(b *testing.B) {
 				b.ResetTimer()
 				var sinkBytes, linkBytes int64
 				var cpu, elapsed time.Duration
+				var tcp senderStats
 				for range b.N {
-					s0, l0, c0, t0 := l.Server().SinkStats().BytesIn, l.Link().Stats().Uplink.Bytes, cpuTime(), time.Now()
+					s0, l0, c0, t0, tcp0 := l.Server().SinkStats().BytesIn, l.Link().Stats().Uplink.Bytes, cpuTime(), time.Now(), clientTCP(l)
 					sleepCtx(ctx, *benchWindow)
 					sinkBytes += l.Server().SinkStats().BytesIn - s0
 					linkBytes += int64(l.Link().Stats().Uplink.Bytes - l0)
 					cpu += cpuTime() - c0
 					elapsed += time.Since(t0)
+					tcp = tcp.add(clientTCP(l).sub(tcp0))
 				}
 				secs := elapsed.Seconds()
 				b.ReportMetric(float64(sinkBytes)*8/secs/1e6, "goodput-Mbit/s")
@@ -136,6 +157,11 @@ func BenchmarkGoodput(b *testing.B) {
 				b.ReportMetric(cpu.Seconds()/(float64(linkBytes)/1e9), "cpu-s/GB")
 				st := l.Link().Stats().Uplink
 				b.ReportMetric(float64(st.Drops), "taildrops")
+				// Where goodput under the link's use goes: retransmitted
+				// segments, and the timeouts after which gVisor's TCP resends
+				// the whole window (it discards what SACK told it on an RTO).
+				b.ReportMetric(100*float64(tcp.retransmits)/float64(max(tcp.sent, 1)), "retrans-%")
+				b.ReportMetric(float64(tcp.timeouts)/secs, "RTO/s")
 			})
 		}
 	}
