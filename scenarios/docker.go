@@ -91,30 +91,11 @@ func NewDocker(cfg DockerConfig, c Container) (*Docker, error) {
 		return nil, errors.New("scenarios: nil Container")
 	}
 	var errs []error
-	durations := []struct {
-		name string
-		d    *time.Duration
-		def  time.Duration
-	}{
-		{"interval", &cfg.Interval, DefaultDockerInterval},
-		{"timeout", &cfg.Timeout, DefaultDockerTimeout},
-		{"startPeriod", &cfg.StartPeriod, DefaultDockerStartPeriod},
-		{"startInterval", &cfg.StartInterval, DefaultDockerStartInterval},
-	}
-	for _, f := range durations {
-		switch {
-		case *f.d < 0:
-			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", f.name, *f.d))
-		case *f.d == 0:
-			*f.d = f.def
-		}
-	}
-	switch {
-	case cfg.Retries < 0:
-		errs = append(errs, fmt.Errorf("retries must be at least 1, got %d", cfg.Retries))
-	case cfg.Retries == 0:
-		cfg.Retries = DefaultDockerRetries
-	}
+	fillDefault(&errs, "interval", &cfg.Interval, DefaultDockerInterval)
+	fillDefault(&errs, "timeout", &cfg.Timeout, DefaultDockerTimeout)
+	fillDefault(&errs, "startPeriod", &cfg.StartPeriod, DefaultDockerStartPeriod)
+	fillDefault(&errs, "startInterval", &cfg.StartInterval, DefaultDockerStartInterval)
+	fillDefault(&errs, "retries", &cfg.Retries, DefaultDockerRetries)
 	if err := checkProbeURL(cfg.URL); err != nil {
 		errs = append(errs, err)
 	}

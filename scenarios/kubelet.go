@@ -186,27 +186,11 @@ func NewKubelet(cfg KubeletConfig, c Container) (*Kubelet, error) {
 		return nil, fmt.Errorf("scenarios: unknown probe type %d", int(cfg.Type))
 	}
 	var errs []error
-	positive := func(name string, d *time.Duration, def time.Duration) {
-		switch {
-		case *d < 0:
-			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, *d))
-		case *d == 0:
-			*d = def
-		}
-	}
-	positive("period", &cfg.Period, DefaultKubeletPeriod)
-	positive("timeout", &cfg.Timeout, DefaultKubeletTimeout)
-	positive("initialDelay", &cfg.InitialDelay, 0)
-	atLeastOne := func(name string, n *int, def int) {
-		switch {
-		case *n < 0:
-			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", name, *n))
-		case *n == 0:
-			*n = def
-		}
-	}
-	atLeastOne("successThreshold", &cfg.SuccessThreshold, DefaultKubeletSuccessThreshold)
-	atLeastOne("failureThreshold", &cfg.FailureThreshold, DefaultKubeletFailureThreshold)
+	fillDefault(&errs, "period", &cfg.Period, DefaultKubeletPeriod)
+	fillDefault(&errs, "timeout", &cfg.Timeout, DefaultKubeletTimeout)
+	fillDefault(&errs, "initialDelay", &cfg.InitialDelay, 0)
+	fillDefault(&errs, "successThreshold", &cfg.SuccessThreshold, DefaultKubeletSuccessThreshold)
+	fillDefault(&errs, "failureThreshold", &cfg.FailureThreshold, DefaultKubeletFailureThreshold)
 	if cfg.Type != Readiness && cfg.SuccessThreshold != 1 {
 		errs = append(errs, fmt.Errorf("successThreshold must be 1 for liveness and startup probes, got %d", cfg.SuccessThreshold))
 	}
