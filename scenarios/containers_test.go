@@ -471,22 +471,19 @@ func (e *ctrEnv) readLoad(ctx context.Context, l *ctrLab) (loadgen.Result, error
 	if l.load == nil {
 		return loadgen.Result{}, fmt.Errorf("no load container")
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := l.load.State(ctx)
-		if err != nil {
-			return loadgen.Result{}, err
+	// The load ends by itself at the end of its --duration; the bound is
+	// a safety net only.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	wait := e.cli.ContainerWait(wctx, l.load.GetContainerID(), client.ContainerWaitOptions{Condition: dockercontainer.WaitConditionNotRunning})
+	select {
+	case r := <-wait.Result:
+		if r.StatusCode != 0 {
+			return e.decodeLoad(ctx, l, fmt.Errorf("load exited with %d", r.StatusCode))
 		}
-		if !st.Running {
-			if st.ExitCode != 0 {
-				return e.decodeLoad(ctx, l, fmt.Errorf("load exited with %d", st.ExitCode))
-			}
-			return e.decodeLoad(ctx, l, nil)
-		}
-		if time.Now().After(deadline) {
-			return loadgen.Result{}, fmt.Errorf("load still running")
-		}
-		time.Sleep(200 * time.Millisecond)
+		return e.decodeLoad(ctx, l, nil)
+	case err := <-wait.Error:
+		return loadgen.Result{}, fmt.Errorf("waiting for the load to end: %w", err)
 	}
 }
 
