@@ -96,20 +96,10 @@ func NewDocker(cfg DockerConfig, c Container) (*Docker, error) {
 	fillDefault(&errs, "startPeriod", &cfg.StartPeriod, DefaultDockerStartPeriod)
 	fillDefault(&errs, "startInterval", &cfg.StartInterval, DefaultDockerStartInterval)
 	fillDefault(&errs, "retries", &cfg.Retries, DefaultDockerRetries)
-	if err := checkProbeURL(cfg.URL); err != nil {
-		errs = append(errs, err)
+	if err := finishProbeConfig(errs, cfg.URL, &cfg.Clock); err != nil {
+		return nil, err
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("scenarios: %w", err)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clockwork.NewRealClock()
-	}
-	d := &Docker{cfg: cfg, container: c, clock: cfg.Clock}
-	d.probe = func(ctx context.Context) ProbeResult {
-		return HTTPGet(ctx, d.cfg.URL, d.cfg.Timeout, d.cfg.Dialer)
-	}
-	return d, nil
+	return &Docker{cfg: cfg, container: c, clock: cfg.Clock, probe: httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer)}, nil
 }
 
 // Status returns the container's health. Call it after Run returns, or from

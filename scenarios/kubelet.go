@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -194,30 +193,10 @@ func NewKubelet(cfg KubeletConfig, c Container) (*Kubelet, error) {
 	if cfg.Type != Readiness && cfg.SuccessThreshold != 1 {
 		errs = append(errs, fmt.Errorf("successThreshold must be 1 for liveness and startup probes, got %d", cfg.SuccessThreshold))
 	}
-	if err := checkProbeURL(cfg.URL); err != nil {
-		errs = append(errs, err)
+	if err := finishProbeConfig(errs, cfg.URL, &cfg.Clock); err != nil {
+		return nil, err
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("scenarios: %w", err)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clockwork.NewRealClock()
-	}
-	k := &Kubelet{cfg: cfg, container: c, clock: cfg.Clock}
-	k.probe = func(ctx context.Context) ProbeResult {
-		return HTTPGet(ctx, k.cfg.URL, k.cfg.Timeout, k.cfg.Dialer)
-	}
-	return k, nil
-}
-
-// checkProbeURL returns an error naming the field unless s is an http or
-// https URL with a host.
-func checkProbeURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url must be an http or https URL, got %q", s)
-	}
-	return nil
+	return &Kubelet{cfg: cfg, container: c, clock: cfg.Clock, probe: httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer)}, nil
 }
 
 // Run is the worker loop. It probes at once (or after the random sleep of a
