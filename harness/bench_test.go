@@ -86,6 +86,27 @@ func greedy(ctx context.Context, b *testing.B, l *Lab, n int) (wait func()) {
 	return wg.Wait
 }
 
+// loadedLab starts a lab over a link with settings s, starts n greedy
+// flows and waits out the warm-up. The flows stop and the lab closes when
+// the benchmark function returns; ctx ends then too.
+func loadedLab(b *testing.B, s Settings, n int) (l *Lab, ctx context.Context) {
+	b.Helper()
+	l = New(Config{Link: s})
+	if err := l.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(b.Context())
+	wait := greedy(ctx, b, l, n)
+	b.Cleanup(func() {
+		cancel()
+		wait()
+		l.Close()
+	})
+	sleepCtx(ctx, *benchWarmup)
+	b.ResetTimer()
+	return l, ctx
+}
+
 // senderStats are the client netstack's TCP sender counters.
 type senderStats struct{ sent, retransmits, timeouts uint64 }
 
@@ -127,17 +148,7 @@ func BenchmarkGoodput(b *testing.B) {
 	for _, rate := range []Rate{20_000_000, 100_000_000} {
 		for _, flows := range []int{1, 10, 100, 1000} {
 			b.Run(fmt.Sprintf("rate=%v/flows=%d", rate, flows), func(b *testing.B) {
-				l := New(Config{Link: Settings{Rate: rate, Delay: 5 * time.Millisecond, Queue: QueueLimit{Packets: benchQueue(flows)}}})
-				if err := l.Start(b.Context()); err != nil {
-					b.Fatal(err)
-				}
-				defer l.Close()
-				ctx, cancel := context.WithCancel(b.Context())
-				wait := greedy(ctx, b, l, flows)
-				defer wait()
-				defer cancel()
-				sleepCtx(ctx, *benchWarmup)
-				b.ResetTimer()
+				l, ctx := loadedLab(b, Settings{Rate: rate, Delay: 5 * time.Millisecond, Queue: QueueLimit{Packets: benchQueue(flows)}}, flows)
 				var sinkBytes, linkBytes, drops int64
 				var cpu, elapsed time.Duration
 				var tcp senderStats
@@ -209,17 +220,7 @@ func BenchmarkIdleRTT(b *testing.B) {
 func BenchmarkHandshakeUnderLoad(b *testing.B) {
 	for _, flows := range []int{0, 10, 100, 1000, 3000} {
 		b.Run(fmt.Sprintf("flows=%d", flows), func(b *testing.B) {
-			l := New(Config{Link: Settings{Rate: 20_000_000, Delay: 10 * time.Millisecond, Queue: QueueLimit{Packets: 256}}})
-			if err := l.Start(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
-			ctx, cancel := context.WithCancel(b.Context())
-			wait := greedy(ctx, b, l, flows)
-			defer wait()
-			defer cancel()
-			sleepCtx(ctx, *benchWarmup)
-			b.ResetTimer()
+			l, ctx := loadedLab(b, Settings{Rate: 20_000_000, Delay: 10 * time.Millisecond, Queue: QueueLimit{Packets: 256}}, flows)
 			var lat []time.Duration
 			for range b.N {
 				lat = append(lat, probeHandshakes(ctx, l, *curveWindow, 200*time.Millisecond, 20*time.Second)...)
