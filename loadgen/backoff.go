@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
 )
 
 // Reconnect back-off: the first wait is about minBackoff, each next one
@@ -31,17 +33,5 @@ func (b *backoff) reset() { b.d = 0 }
 // wait sleeps for the next back-off; it reports false, early, when ctx
 // ends.
 func (b *backoff) wait(ctx context.Context) bool {
-	return sleep(ctx, b.next())
-}
-
-// sleep waits for d or until ctx ends; it reports whether ctx is live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return pace.Sleep(ctx, b.next())
 }

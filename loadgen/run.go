@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
@@ -81,7 +82,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	interval := cfg.dialInterval()
 	for i := range cfg.Conns {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !sleep(ctx, d) {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !pace.Sleep(ctx, d) {
 			break
 		}
 		if ctx.Err() != nil {
@@ -91,7 +92,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	select {
 	case <-rampDone:
-		sleep(ctx, cfg.Duration) // the hold
+		pace.Sleep(ctx, cfg.Duration) // the hold
 	case <-ctx.Done():
 	}
 	interrupted := ctx.Err() != nil

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
 )
 
 // waitDrained waits until the peer has acknowledged every byte written to
@@ -31,7 +33,7 @@ func waitDrained(ctx context.Context, c net.Conn, grace time.Duration) bool {
 		}); err != nil || ioErr != nil {
 			return true // closed or unknown: nothing left to wait for
 		}
-		if queued == 0 || !time.Now().Before(deadline) || !sleep(ctx, wait) {
+		if queued == 0 || !time.Now().Before(deadline) || !pace.Sleep(ctx, wait) {
 			return true
 		}
 	}

@@ -98,7 +98,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				return err
 			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			if !sleep(ctx, backoff) {
+			if !pace.Sleep(ctx, backoff) {
 				return nil
 			}
 			continue
@@ -124,18 +124,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			mu.Unlock()
 			s.open.Add(-1)
 		}()
-	}
-}
-
-// sleep waits for d or until ctx ends; it reports whether ctx is live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

@@ -4,6 +4,7 @@
 package pace
 
 import (
+	"context"
 	"math"
 	"time"
 )
@@ -67,4 +68,17 @@ func (s *Schedule) Sent(n int64) { s.sent += n }
 // (0 when on time).
 func (s *Schedule) Behind(now time.Time) int64 {
 	return max(s.due(now)-s.sent, 0)
+}
+
+// Sleep waits for d or until ctx ends; it reports whether ctx is still
+// live, so that a loop can stop at once when it is not.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

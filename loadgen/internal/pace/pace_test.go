@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -50,5 +51,16 @@ func TestQuantumBounds(t *testing.T) {
 	}
 	if q := New(time.Now(), 1e10).quantum; q != MaxQuantum {
 		t.Errorf("fast quantum %d, want %d", q, MaxQuantum)
+	}
+}
+
+func TestSleep(t *testing.T) {
+	if !Sleep(context.Background(), time.Millisecond) {
+		t.Error("Sleep with a live context reported it ended")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if Sleep(ctx, time.Hour) {
+		t.Error("Sleep with an ended context reported it live")
 	}
 }
