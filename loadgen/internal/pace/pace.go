@@ -1,6 +1,7 @@
 // Package pace computes open-model send schedules: how many bytes a sender
 // owes at a given moment when it must send at a fixed rate from a fixed
-// start, however late it wakes and however long its writes block.
+// start, however late it wakes and however long its writes block; and the
+// waits of the load and the sink, which end early with their context.
 package pace
 
 import (
