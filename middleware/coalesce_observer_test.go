@@ -20,14 +20,7 @@ type joinObserver struct {
 func TestCoalesceObserverSeesEveryJoin(t *testing.T) {
 	const callers = 20
 	release := make(chan struct{})
-	slow := middleware.CheckerFunc(func(ctx context.Context) error {
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	slow := heldUntil(release)
 	var (
 		mu      sync.Mutex
 		joins   []int

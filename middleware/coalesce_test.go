@@ -17,18 +17,27 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
-func TestConcurrentChecksShareOneExecution(t *testing.T) {
-	const callers = 1000
-	release := make(chan struct{})
-	var runs atomic.Int64
-	slow := middleware.CheckerFunc(func(ctx context.Context) error {
-		runs.Add(1)
+// heldUntil returns a check that passes once release is closed, or fails
+// when its context ends first.
+func heldUntil(release <-chan struct{}) middleware.Checker {
+	return middleware.CheckerFunc(func(ctx context.Context) error {
 		select {
 		case <-release:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	})
+}
+
+func TestConcurrentChecksShareOneExecution(t *testing.T) {
+	const callers = 1000
+	release := make(chan struct{})
+	var runs atomic.Int64
+	held := heldUntil(release)
+	slow := middleware.CheckerFunc(func(ctx context.Context) error {
+		runs.Add(1)
+		return held.Check(ctx)
 	})
 	m, srv := server(t, slow, middleware.Config{Mode: middleware.ModeProbe})
 	var joined atomic.Int64
@@ -175,14 +184,7 @@ func TestStalledHandshakeEndsWhenCallersLeave(t *testing.T) {
 
 func TestCallerDeadlineDoesNotEndACheckOthersWaitFor(t *testing.T) {
 	release := make(chan struct{})
-	slow := middleware.CheckerFunc(func(ctx context.Context) error {
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	slow := heldUntil(release)
 	m, err := middleware.New(slow, middleware.Config{Mode: middleware.ModeProbe})
 	if err != nil {
 		t.Fatal(err)
