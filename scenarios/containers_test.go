@@ -64,13 +64,7 @@ func containerSuite() Spec {
 			FailureThreshold: 3, InitialDelay: D(5 * time.Second),
 		}
 	}
-	reference := HealthSpec{
-		Mode:             "loop",
-		Period:           D(5 * time.Second),
-		Timeouts:         []Duration{D(2 * time.Second), D(4 * time.Second), D(6 * time.Second), D(8 * time.Second), D(10 * time.Second)},
-		FailureThreshold: 1,
-		Heal:             true,
-	}
+	reference := referenceHealth()
 	auto := reference
 	auto.Mode = "auto" // its period (5 s) covers the kubelet's
 	var outages []Window

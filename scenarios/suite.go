@@ -26,6 +26,18 @@ func QuickSuite() Spec {
 	return suite("quick", 90*time.Second, 10*time.Second, 50*time.Second, 40*time.Second, 1000)
 }
 
+// referenceHealth is the reference health loop: a 2-10 s ladder, a 5 s
+// period, unhealthy after one failure, and heal.
+func referenceHealth() HealthSpec {
+	return HealthSpec{
+		Mode:             "loop",
+		Period:           D(5 * time.Second),
+		Timeouts:         []Duration{D(2 * time.Second), D(4 * time.Second), D(6 * time.Second), D(8 * time.Second), D(10 * time.Second)},
+		FailureThreshold: 1,
+		Heal:             true,
+	}
+}
+
 func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns int) Spec {
 	kubelet := func(endpoint string, timeout time.Duration) ProberSpec {
 		return ProberSpec{
@@ -39,13 +51,7 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 			InitialDelay: D(ramp),
 		}
 	}
-	reference := HealthSpec{
-		Mode:             "loop",
-		Period:           D(5 * time.Second),
-		Timeouts:         []Duration{D(2 * time.Second), D(4 * time.Second), D(6 * time.Second), D(8 * time.Second), D(10 * time.Second)},
-		FailureThreshold: 1,
-		Heal:             true,
-	}
+	reference := referenceHealth()
 	auto := reference
 	auto.Mode = "auto"
 	// The loop stands down while probes come at least once a period: the
