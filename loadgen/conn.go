@@ -12,8 +12,6 @@ import (
 )
 
 const (
-	// writeChunk is the size of a greedy write and the largest paced one.
-	writeChunk = pace.MaxQuantum
 	// readBufSize is a reading connection's buffer: 16 KiB keeps 10,000
 	// downloading connections near 160 MiB.
 	readBufSize = 16 << 10
@@ -27,8 +25,6 @@ const (
 )
 
 var (
-	// zeros is the payload of every write; it is only ever read.
-	zeros [writeChunk]byte
 	// past is a deadline that has passed: setting it ends blocked I/O.
 	past = time.Unix(1, 0)
 	// errStopped ends a connection's loops when its context ends.
@@ -195,42 +191,11 @@ func (r *run) hold(ctx context.Context, conn net.Conn) error {
 // fell due meanwhile and sends it as fast as the path takes it, so a slow
 // path gets the offered load, not a politely reduced one.
 func (r *run) write(ctx context.Context, conn net.Conn) error {
-	var sched *pace.Schedule
-	var timer *time.Timer
-	if rate := r.cfg.connBytesPerSecond(); rate > 0 {
-		sched = pace.New(time.Now(), rate)
-		timer = time.NewTimer(time.Hour)
-		defer timer.Stop()
+	err := pace.Send(ctx, conn, r.cfg.connBytesPerSecond(), func(n int64) { r.c.bytesUp.Add(n) })
+	if ctx.Err() != nil {
+		return errStopped
 	}
-	for {
-		if ctx.Err() != nil {
-			return errStopped
-		}
-		n := int64(writeChunk)
-		if sched != nil {
-			var wait time.Duration
-			if n, wait = sched.Next(time.Now()); n == 0 {
-				timer.Reset(wait)
-				select {
-				case <-ctx.Done():
-					return errStopped
-				case <-timer.C:
-				}
-				continue
-			}
-		}
-		m, err := conn.Write(zeros[:n])
-		r.c.bytesUp.Add(int64(m))
-		if sched != nil {
-			sched.Sent(int64(m))
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return errStopped
-			}
-			return err
-		}
-	}
+	return err
 }
 
 // read reads conn to its end, counting bytes, and returns the error that

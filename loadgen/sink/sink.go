@@ -44,17 +44,12 @@ const (
 	// readBufSize is a connection's read buffer: 16 KiB keeps a sink
 	// holding 10,000 connections near 160 MiB.
 	readBufSize = 16 << 10
-	// writeChunk is the largest write of a sending connection.
-	writeChunk = 32 << 10
 	// drainGrace bounds how long a connection the client ended waits for
 	// the client to acknowledge what the sink sent, before resetting it:
 	// thousands of greedy connections may hold a gigabyte in socket
 	// buffers. A client that vanished holds its goroutine that long.
 	drainGrace = 10 * time.Second
 )
-
-// zeros is the payload of every sending connection; it is only read.
-var zeros [writeChunk]byte
 
 // Serve accepts connections on ln and serves them until ctx ends or ln
 // fails. It then closes ln and every connection it accepted (with a reset:
@@ -230,38 +225,7 @@ func (s *Server) send(ctx context.Context, c net.Conn, bytesPerSecond uint64) {
 	// only ends the Write; the bytes it did write are counted.
 	stop := context.AfterFunc(ctx, func() { _ = c.SetWriteDeadline(time.Unix(1, 0)) })
 	defer stop()
-	var sched *pace.Schedule
-	if bytesPerSecond > 0 {
-		sched = pace.New(time.Now(), float64(bytesPerSecond))
-	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		if ctx.Err() != nil {
-			return
-		}
-		n := int64(writeChunk)
-		if sched != nil {
-			var wait time.Duration
-			if n, wait = sched.Next(time.Now()); n == 0 {
-				timer.Reset(wait)
-				select {
-				case <-ctx.Done():
-					return
-				case <-timer.C:
-				}
-				continue
-			}
-		}
-		m, err := c.Write(zeros[:n])
-		s.bytesOut.Add(int64(m))
-		if sched != nil {
-			sched.Sent(int64(m))
-		}
-		if err != nil {
-			return
-		}
-	}
+	_ = pace.Send(ctx, c, float64(bytesPerSecond), func(n int64) { s.bytesOut.Add(n) })
 }
 
 // abort closes c with a reset (SO_LINGER 0) when c is a TCP connection, so

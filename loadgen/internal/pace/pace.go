@@ -6,6 +6,7 @@ package pace
 
 import (
 	"context"
+	"io"
 	"math"
 	"time"
 )
@@ -82,4 +83,49 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// zeros is the payload of every Send; it is only ever read.
+var zeros [MaxQuantum]byte
+
+// Send writes zeros to w until ctx ends or a write fails, passing the size
+// of every write, the partial ones included, to sent. With bytesPerSecond
+// above 0 it follows a Schedule that starts now, so a sender that wakes
+// late or whose write blocked sends what fell due meanwhile at once;
+// otherwise it writes MaxQuantum at a time, as fast as w takes them.
+//
+// It returns the write's error, or nil when ctx ended. A write blocked on
+// a full window does not see ctx: the caller ends it with a deadline.
+func Send(ctx context.Context, w io.Writer, bytesPerSecond float64, sent func(int64)) error {
+	var sched *Schedule
+	var timer *time.Timer
+	if bytesPerSecond > 0 {
+		sched = New(time.Now(), bytesPerSecond)
+		timer = time.NewTimer(time.Hour)
+		defer timer.Stop()
+	}
+	for ctx.Err() == nil {
+		n := int64(MaxQuantum)
+		if sched != nil {
+			var wait time.Duration
+			if n, wait = sched.Next(time.Now()); n == 0 {
+				timer.Reset(wait)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-timer.C:
+				}
+				continue
+			}
+		}
+		m, err := w.Write(zeros[:n])
+		sent(int64(m))
+		if sched != nil {
+			sched.Sent(int64(m))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
