@@ -46,8 +46,14 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // A HealFunc repairs the tunnel, typically by restarting the VPN. An error is
-// reported to the observer and the loop goes on.
+// reported to the observer and the loop goes on. It must return soon after
+// ctx ends (Config.HealTimeout): the loop waits for it, and a heal that
+// ignores ctx holds the loop until the status reports the state stale.
 type HealFunc func(ctx context.Context) error
+
+// ErrHealTimeout is wrapped by the error of a heal still running at
+// Config.HealTimeout.
+var ErrHealTimeout = errors.New("heal timed out")
 
 // HealBackoff spaces heals while the state stays unhealthy: the first heal
 // comes once the state has been unhealthy for Initial, and each further one
@@ -74,6 +80,7 @@ const (
 	DefaultRetryWait       = time.Second
 	DefaultMaxWait         = 60 * time.Second
 	DefaultMaxCheckTimeout = 60 * time.Second
+	DefaultHealTimeout     = 2 * time.Minute
 )
 
 // Config configures a [Monitor]. The zero value is useful: loop mode, a fixed
@@ -91,6 +98,11 @@ type Config struct {
 	// timeout; several are a ladder: the n-th consecutive failure is
 	// followed by a try with Timeouts[n] (the last entry repeats), and a
 	// pass or a heal goes back to Timeouts[0]. Empty means DefaultTimeout.
+	//
+	// Timeouts[0] is also the least time a /check/ must have run before its
+	// callers' deadline cuts it off for that to count as the tunnel's
+	// failure (see [Monitor.Probe]): in ModeProbe set it to the probe's
+	// own timeout.
 	Timeouts []time.Duration
 
 	// RetryWait is the least time between the starts of two loop checks
@@ -110,6 +122,11 @@ type Config struct {
 
 	// HealBackoff spaces heals. The zero value means ReferenceHealBackoff.
 	HealBackoff HealBackoff
+
+	// HealTimeout bounds each heal: its context ends then, and the heal is
+	// reported as failed with ErrHealTimeout. A VPN restart takes seconds;
+	// one that takes minutes is stuck. Zero means DefaultHealTimeout.
+	HealTimeout time.Duration
 
 	// MaxWait caps the status endpoint's ?wait=. Zero means DefaultMaxWait.
 	MaxWait time.Duration
@@ -167,6 +184,7 @@ func (c Config) withDefaults() (Config, error) {
 	positive("RetryWait", &c.RetryWait, DefaultRetryWait)
 	positive("MaxWait", &c.MaxWait, DefaultMaxWait)
 	positive("MaxCheckTimeout", &c.MaxCheckTimeout, DefaultMaxCheckTimeout)
+	positive("HealTimeout", &c.HealTimeout, DefaultHealTimeout)
 	if c.MinCheckInterval < 0 {
 		errs = append(errs, fmt.Errorf("MinCheckInterval: %v is negative", c.MinCheckInterval))
 	}

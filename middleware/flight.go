@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 )
@@ -26,8 +27,10 @@ type flight struct {
 	cancel context.CancelFunc
 
 	// Guarded by flightGroup.mu.
-	waiters    int
-	stopReason error // why the last caller left; set before cancel
+	waiters int
+	// Why the last caller left, set before cancel: left is set, and
+	// deadline tells whether it was the caller's deadline.
+	left, deadline bool
 }
 
 // shareCheck joins the running /check/ execution, or starts one, and waits
@@ -103,11 +106,8 @@ func (m *Monitor) leave(f *flight, reason error) (waitResult bool) {
 		// The next caller starts afresh rather than joining a cancelled check.
 		g.current = nil
 	}
-	if errors.Is(reason, context.DeadlineExceeded) {
-		f.stopReason = errors.New("timed out at the caller's deadline")
-	} else {
-		f.stopReason = errAbandoned
-	}
+	f.left = true
+	f.deadline = errors.Is(reason, context.DeadlineExceeded)
 	f.cancel()
 	return true
 }
@@ -118,13 +118,12 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 	limit := m.cfg.MaxCheckTimeout
 	ctx, cancel := clockwork.WithTimeout(ctx, m.cfg.Clock, limit)
 	defer cancel()
-	r := m.execute(ctx, SourceProbe, limit, func() error {
+	start := m.cfg.Clock.Now()
+	r := m.execute(ctx, SourceProbe, limit, func() stop {
 		m.flights.mu.Lock()
-		defer m.flights.mu.Unlock()
-		if f.stopReason != nil {
-			return f.stopReason
-		}
-		return fmt.Errorf("timed out after %v, the most a check may take", limit)
+		left, deadline := f.left, f.deadline
+		m.flights.mu.Unlock()
+		return m.probeStop(left, deadline, m.cfg.Clock.Since(start))
 	})
 	m.flights.mu.Lock()
 	if m.flights.current == f {
@@ -133,4 +132,23 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 	m.flights.mu.Unlock()
 	f.result = r
 	close(f.done)
+}
+
+// probeStop says why a /check/ execution that ran for ran was stopped: its
+// last caller left (left), at its deadline (deadline) or not, or else
+// MaxCheckTimeout ended it.
+func (m *Monitor) probeStop(left, deadline bool, ran time.Duration) stop {
+	floor := m.cfg.Timeouts[0]
+	switch {
+	case !left:
+		return stop{reason: fmt.Errorf("timed out after %v, the most a check may take", m.cfg.MaxCheckTimeout), record: true}
+	case !deadline:
+		return stop{} // every caller went away
+	case ran < floor:
+		// A caller's short deadline must not make the tunnel unhealthy for
+		// everyone: the check had less time than the monitor gives one.
+		return stop{reason: fmt.Errorf("timed out at the caller's deadline after %v, "+
+			"less than the %v check timeout: not recorded", ran.Round(time.Millisecond), floor)}
+	}
+	return stop{reason: errors.New("timed out at the caller's deadline"), record: true}
 }

@@ -43,8 +43,16 @@ func (m *Monitor) StatusHandler() http.Handler {
 
 func (m *Monitor) statusReply(s Snapshot) reply {
 	rep := reply{code: http.StatusServiceUnavailable, verdict: "fail", result: s.Last, snap: s}
-	switch s.Status {
-	case StatusHealthy:
+	switch {
+	case s.Stale:
+		// Whatever the last result said, nothing has checked the tunnel
+		// for longer than the loop promised.
+		rep.text = fmt.Sprintf("stale: the health loop owed a result by %s and is %v late",
+			s.DueBy.UTC().Format(time.RFC3339), m.cfg.Clock.Since(s.DueBy).Round(time.Second))
+		if s.Last != nil {
+			rep.text += fmt.Sprintf("; the last check, at %s, %s", s.Last.Start.UTC().Format(time.RFC3339), verdictText(s.Last))
+		}
+	case s.Status == StatusHealthy:
 		rep.code, rep.verdict, rep.text = http.StatusOK, "pass", "healthy"
 		if s.ConsecutiveFailures > 0 {
 			// Still healthy, but failing below the threshold.
@@ -52,21 +60,28 @@ func (m *Monitor) statusReply(s Snapshot) reply {
 			rep.text = fmt.Sprintf("healthy, but the last %d check(s) failed: %s",
 				s.ConsecutiveFailures, errorText(s.Last.Err, m.cfg.HideErrors))
 		}
-	case StatusUnhealthy:
+	case s.Status == StatusUnhealthy:
 		rep.text = fmt.Sprintf("unhealthy after %d failed check(s): %s",
 			s.ConsecutiveFailures, errorText(s.Last.Err, m.cfg.HideErrors))
+	case s.Last != nil:
+		rep.text = fmt.Sprintf("unknown: %d check(s) failed, %d needed to call it unhealthy: %s",
+			s.ConsecutiveFailures, m.cfg.FailureThreshold, errorText(s.Last.Err, m.cfg.HideErrors))
+	case m.cfg.Mode == ModeProbe:
+		rep.text = "unknown: no check has run yet; in probe mode checks run only when /check/ is called"
 	default:
-		switch {
-		case s.Last != nil:
-			rep.text = fmt.Sprintf("unknown: %d check(s) failed, %d needed to call it unhealthy: %s",
-				s.ConsecutiveFailures, m.cfg.FailureThreshold, errorText(s.Last.Err, m.cfg.HideErrors))
-		case m.cfg.Mode == ModeProbe:
-			rep.text = "unknown: no check has run yet; in probe mode checks run only when /check/ is called"
-		default:
-			rep.text = "unknown: no check has run yet"
-		}
+		rep.text = "unknown: no check has run yet"
+	}
+	if h := s.Healing; h != nil {
+		rep.text += fmt.Sprintf("; healing since %s (attempt %d)", h.Time.UTC().Format(time.RFC3339), h.Attempt)
 	}
 	return rep
+}
+
+func verdictText(r *Result) string {
+	if r.Passed() {
+		return "passed"
+	}
+	return "failed"
 }
 
 // CheckHandler returns the on-demand check endpoint: it runs the check with

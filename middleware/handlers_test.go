@@ -370,13 +370,18 @@ func TestStatusWaitIsCappedByMaxWait(t *testing.T) {
 func TestCheckTimeoutIsAServerSideDeadlineRecordedAsFailure(t *testing.T) {
 	hang := middleware.CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 	for _, tc := range []struct {
-		query   string
-		advance time.Duration
+		query    string
+		timeouts []time.Duration // the monitor's check timeout
+		advance  time.Duration
+		recorded bool
 	}{
-		{"?timeout=5s", 5 * time.Second},
-		{"?timeout=1h", 20 * time.Second}, // capped by MaxCheckTimeout
+		{"?timeout=5s", []time.Duration{5 * time.Second}, 5 * time.Second, true},
+		{"?timeout=1h", nil, 20 * time.Second, true}, // capped by MaxCheckTimeout
+		// Shorter than the monitor's own check timeout (10 s): the caller
+		// is told, the tunnel is not blamed.
+		{"?timeout=5s", nil, 5 * time.Second, false},
 	} {
-		m, srv, clock := fakeServer(t, hang, middleware.Config{MaxCheckTimeout: 20 * time.Second})
+		m, srv, clock := fakeServer(t, hang, middleware.Config{Timeouts: tc.timeouts, MaxCheckTimeout: 20 * time.Second})
 		pending := getAsync(t, srv.URL+"/check/"+tc.query)
 		// The request's deadline and the check's MaxCheckTimeout.
 		waitForTimers(t, clock, 2)
@@ -385,8 +390,15 @@ func TestCheckTimeoutIsAServerSideDeadlineRecordedAsFailure(t *testing.T) {
 		if r.code != 503 || !strings.Contains(r.body, "timed out") {
 			t.Errorf("%s: %d %q", tc.query, r.code, r.body)
 		}
-		if s := m.Snapshot(); s.Status != middleware.StatusUnhealthy || s.ConsecutiveFailures != 1 {
-			t.Errorf("%s: state %v with %d failures, want unhealthy with 1", tc.query, s.Status, s.ConsecutiveFailures)
+		if strings.Contains(r.body, "not recorded") == tc.recorded {
+			t.Errorf("%s: %q, recorded %v", tc.query, r.body, tc.recorded)
+		}
+		want, failures := middleware.StatusUnhealthy, 1
+		if !tc.recorded {
+			want, failures = middleware.StatusUnknown, 0
+		}
+		if s := m.Snapshot(); s.Status != want || s.ConsecutiveFailures != failures {
+			t.Errorf("%s: state %v with %d failures, want %v with %d", tc.query, s.Status, s.ConsecutiveFailures, want, failures)
 		}
 	}
 }

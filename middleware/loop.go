@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,7 @@ func newLoop(m *Monitor) *loop {
 }
 
 func (l *loop) run(ctx context.Context) {
+	defer l.m.owe(time.Time{})
 	for {
 		if l.cfg.Mode == ModeAuto {
 			if until, driving := l.m.probesDriving(); driving {
@@ -62,13 +64,14 @@ func (l *loop) run(ctx context.Context) {
 
 func (l *loop) check(ctx context.Context) Result {
 	timeout := l.cfg.timeoutFor(l.failures)
+	l.m.owe(l.clock.Now().Add(timeout))
 	checkCtx, cancel := clockwork.WithTimeout(ctx, l.clock, timeout)
 	defer cancel()
-	return l.m.execute(checkCtx, SourceLoop, timeout, func() error {
-		if ctx.Err() != nil {
-			return errAbandoned // shutting down
+	return l.m.execute(checkCtx, SourceLoop, timeout, func() stop {
+		if ended(ctx) {
+			return stop{} // shutting down
 		}
-		return fmt.Errorf("timed out after %v", timeout)
+		return stop{reason: fmt.Errorf("timed out after %v", timeout), record: true}
 	})
 }
 
@@ -91,12 +94,33 @@ func (l *loop) maybeHeal(ctx context.Context) {
 		return
 	}
 	l.heals++
-	err := healSafely(ctx, l.cfg.Heal)
+	err := l.heal(ctx, now)
 	end := l.clock.Now()
 	l.cfg.Observer.Healed(HealEvent{Time: now, Attempt: l.heals, Duration: end.Sub(now), Err: err})
 	// A restarted tunnel starts the ladder over, as in the reference.
 	l.failures = 0
 	l.nextHeal = end.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
+}
+
+// heal runs the heal function bounded by HealTimeout, and shows it in the
+// state while it runs: a heal that hangs must not freeze the state unseen.
+func (l *loop) heal(ctx context.Context, now time.Time) error {
+	timeout := l.cfg.HealTimeout
+	h := &HealStart{Time: now, Attempt: l.heals, Timeout: timeout}
+	l.m.owe(now.Add(timeout))
+	l.m.setHealing(h)
+	defer l.m.setHealing(nil)
+	l.cfg.Observer.HealStarted(*h)
+	healCtx, cancel := clockwork.WithTimeout(ctx, l.clock, timeout)
+	defer cancel()
+	err := healSafely(healCtx, l.cfg.Heal)
+	if ended(healCtx) && !ended(ctx) {
+		if err == nil {
+			err = errors.New("it returned only after its context ended")
+		}
+		err = fmt.Errorf("%w after %v: %w", ErrHealTimeout, timeout, err)
+	}
+	return err
 }
 
 // sleepUntil waits until t or until ctx ends; it reports whether ctx is
@@ -106,6 +130,9 @@ func (l *loop) sleepUntil(ctx context.Context, t time.Time) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	// The next check starts at t and owes its result by the end of its
+	// timeout.
+	l.m.owe(t.Add(l.cfg.timeoutFor(l.failures)))
 	timer := l.clock.NewTimer(d)
 	defer timer.Stop()
 	if l.m.sleeping != nil {

@@ -25,6 +25,10 @@ type Monitor struct {
 
 	mu        sync.Mutex
 	lastProbe time.Time // when /check/ was last called, for ModeAuto
+	// What the loop is doing, for Snapshot: when it owes its next result
+	// (zero while it does not drive the checks) and the heal it runs.
+	dueBy   time.Time
+	healing *HealStart
 
 	// sleeping, when set (tests), is called each time the loop has set its
 	// timer to wait until the given time.
@@ -55,8 +59,34 @@ func (m *Monitor) Mode() Mode { return m.cfg.Mode }
 
 // Snapshot returns the current state.
 func (m *Monitor) Snapshot() Snapshot {
-	s, _ := m.state.current()
+	s, _ := m.current()
 	return s
+}
+
+// current returns the state, with what the loop is doing, and a channel
+// that is closed at the next record.
+func (m *Monitor) current() (Snapshot, <-chan struct{}) {
+	s, changed := m.state.current()
+	m.mu.Lock()
+	s.DueBy, s.Healing = m.dueBy, m.healing
+	m.mu.Unlock()
+	s.Stale = !s.DueBy.IsZero() && m.cfg.Clock.Since(s.DueBy) > m.cfg.Period
+	return s, changed
+}
+
+// owe records that the loop owes its next result by t; zero: it does not
+// drive the checks.
+func (m *Monitor) owe(t time.Time) {
+	m.mu.Lock()
+	m.dueBy = t
+	m.mu.Unlock()
+}
+
+// setHealing records the heal the loop runs; nil: none.
+func (m *Monitor) setHealing(h *HealStart) {
+	m.mu.Lock()
+	m.healing = h
+	m.mu.Unlock()
 }
 
 // Run drives the checks until ctx ends, then returns nil. In ModeLoop it
@@ -78,13 +108,23 @@ func (m *Monitor) Run(ctx context.Context) error {
 
 // Probe runs the check on demand, as the /check/ endpoint does, and returns
 // its result: concurrent calls share one execution, which is cancelled as
-// soon as every caller has left; a result younger than MinCheckInterval is
-// served again. When ctx ends before the check does, Probe returns at once
-// with ctx's error; a check whose every caller hit its deadline is recorded
-// as a failure, one whose callers went away is not recorded at all.
+// soon as every caller has left; a recorded result younger than
+// MinCheckInterval is served again. When ctx ends before the check does,
+// Probe returns at once with ctx's error.
+//
+// Nothing one caller asks changes what another is told, nor turns a working
+// tunnel's state unhealthy:
+//   - A check whose callers went away is not recorded.
+//   - A check that their deadline cut off before it had run for the
+//     monitor's check timeout (Timeouts[0]) fails for them but is not
+//     recorded: so short a deadline says nothing about the tunnel. Cut off
+//     later, it is recorded as a failure.
+//   - A cached failure that was a timeout serves only callers who would not
+//     have waited longer for the check than it ran; others get a check of
+//     their own.
 func (m *Monitor) Probe(ctx context.Context) Result {
 	m.noteProbe()
-	if r, ok := m.recentResult(); ok {
+	if r, ok := m.recentResult(ctx); ok {
 		return r
 	}
 	return m.shareCheck(ctx)
@@ -94,14 +134,14 @@ func (m *Monitor) Probe(ctx context.Context) Result {
 // state then.
 func (m *Monitor) WaitHealthy(ctx context.Context) Snapshot {
 	for {
-		s, changed := m.state.current()
+		s, changed := m.current()
 		if s.Status == StatusHealthy {
 			return s
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			s, _ = m.state.current()
+			s, _ = m.current()
 			return s
 		}
 	}
@@ -128,8 +168,9 @@ func (m *Monitor) probesDriving() (until time.Time, driving bool) {
 }
 
 // recentResult returns the last recorded result while it is younger than
-// MinCheckInterval.
-func (m *Monitor) recentResult() (Result, bool) {
+// MinCheckInterval, unless it is a timeout and the caller, with ctx, would
+// have given the check longer than it had.
+func (m *Monitor) recentResult(ctx context.Context) (Result, bool) {
 	if m.cfg.MinCheckInterval <= 0 {
 		return Result{}, false
 	}
@@ -137,33 +178,48 @@ func (m *Monitor) recentResult() (Result, bool) {
 	if s.Last == nil {
 		return Result{}, false
 	}
-	end := s.Last.Start.Add(s.Last.Duration)
+	last := *s.Last
+	end := last.Start.Add(last.Duration)
 	if m.cfg.Clock.Since(end) >= m.cfg.MinCheckInterval {
 		return Result{}, false
 	}
-	return *s.Last, true
+	if last.TimedOut {
+		patience := m.cfg.MaxCheckTimeout
+		if deadline, ok := ctx.Deadline(); ok {
+			patience = min(patience, m.cfg.Clock.Until(deadline))
+		}
+		if patience > last.Duration {
+			return Result{}, false
+		}
+	}
+	return last, true
 }
 
-// errAbandoned marks a check whose result must not be recorded: everyone who
-// wanted it left, or the monitor is shutting down.
-var errAbandoned = errors.New("abandoned: every caller left")
+// A stop says why a check's context ended before the check did.
+type stop struct {
+	// reason explains the failure ("timed out after 2s"), prefixed to the
+	// check's error; nil leaves the error as it is.
+	reason error
+	// record: the failure says something about the tunnel and is recorded.
+	// Otherwise the result is Abandoned.
+	record bool
+}
 
 // execute runs one check bounded by ctx, tells the observer, and records the
 // result unless it is abandoned. When the check fails after ctx ended,
-// stopReason says why ctx ended: errAbandoned, or an error that explains the
-// failure (a timeout).
-func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration, stopReason func() error) Result {
+// stopped says why ctx ended.
+func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration, stopped func() stop) Result {
 	clock := m.cfg.Clock
 	start := clock.Now()
 	m.cfg.Observer.CheckStarted(CheckStart{Source: src, Time: start, Timeout: timeout})
 	err := runSafely(ctx, m.checker)
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
 	if err != nil && ended(ctx) {
-		switch reason := stopReason(); {
-		case errors.Is(reason, errAbandoned):
-			r.Abandoned = true
-		case reason != nil:
-			r.Err = fmt.Errorf("%w: %w", reason, err)
+		st := stopped()
+		r.Abandoned = !st.record
+		if st.reason != nil {
+			r.TimedOut = true
+			r.Err = fmt.Errorf("%w: %w", st.reason, err)
 		}
 	}
 	m.cfg.Observer.CheckFinished(r)

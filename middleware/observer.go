@@ -36,13 +36,28 @@ type Result struct {
 	Duration time.Duration
 	// Err is nil for a pass.
 	Err error
-	// Abandoned marks a probe check cut short because every caller left:
-	// it says nothing about the tunnel and is not recorded in the state.
+	// TimedOut marks a check that was still running when a deadline ended
+	// it: the loop's timeout, MaxCheckTimeout or its callers' deadline.
+	// Duration is then how long the tunnel was given.
+	TimedOut bool
+	// Abandoned marks a probe check that says nothing about the tunnel and
+	// is not recorded in the state: every caller left, or their deadline
+	// cut it off before it had run for the monitor's check timeout (see
+	// [Monitor.Probe]).
 	Abandoned bool
 }
 
 // Passed reports whether the check passed.
 func (r Result) Passed() bool { return r.Err == nil }
+
+// HealStart describes a heal that is about to run.
+type HealStart struct {
+	Time time.Time
+	// Attempt counts heals since the state was last healthy, from 1.
+	Attempt int
+	// Timeout is when the heal's context ends (Config.HealTimeout).
+	Timeout time.Duration
+}
 
 // HealEvent describes one call of the heal function.
 type HealEvent struct {
@@ -50,7 +65,9 @@ type HealEvent struct {
 	// Attempt counts heals since the state was last healthy, from 1.
 	Attempt  int
 	Duration time.Duration
-	Err      error
+	// Err is the heal's error; it wraps ErrHealTimeout when the heal was
+	// still running at Config.HealTimeout.
+	Err error
 }
 
 // An Observer is told what the monitor does: for logs and metrics. Its
@@ -60,6 +77,7 @@ type Observer interface {
 	CheckStarted(CheckStart)
 	CheckFinished(Result)
 	StateChanged(from, to Snapshot)
+	HealStarted(HealStart)
 	Healed(HealEvent)
 }
 
@@ -68,6 +86,7 @@ type ObserverFuncs struct {
 	OnCheckStarted  func(CheckStart)
 	OnCheckFinished func(Result)
 	OnStateChanged  func(from, to Snapshot)
+	OnHealStarted   func(HealStart)
 	OnHealed        func(HealEvent)
 }
 
@@ -91,6 +110,13 @@ func (o ObserverFuncs) CheckFinished(r Result) {
 func (o ObserverFuncs) StateChanged(from, to Snapshot) {
 	if o.OnStateChanged != nil {
 		o.OnStateChanged(from, to)
+	}
+}
+
+// HealStarted calls OnHealStarted if set.
+func (o ObserverFuncs) HealStarted(s HealStart) {
+	if o.OnHealStarted != nil {
+		o.OnHealStarted(s)
 	}
 }
 

@@ -18,8 +18,17 @@ type healthJSON struct {
 	Output string                 `json:"output,omitempty"`
 	Checks map[string][]checkJSON `json:"checks,omitempty"`
 	// Extensions the draft allows.
-	State string `json:"state"`
-	Mode  string `json:"mode"`
+	State   string       `json:"state"`
+	Mode    string       `json:"mode"`
+	Stale   bool         `json:"stale,omitempty"`
+	DueBy   string       `json:"dueBy,omitempty"`
+	Healing *healingJSON `json:"healing,omitempty"`
+}
+
+// healingJSON describes the heal that runs now.
+type healingJSON struct {
+	Since   string `json:"since"`
+	Attempt int    `json:"attempt"`
 }
 
 type checkJSON struct {
@@ -64,6 +73,13 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		Status: rep.verdict,
 		State:  rep.snap.Status.String(),
 		Mode:   rep.snap.Mode.String(),
+		Stale:  rep.snap.Stale,
+	}
+	if !rep.snap.DueBy.IsZero() {
+		body.DueBy = rep.snap.DueBy.UTC().Format(time.RFC3339Nano)
+	}
+	if h := rep.snap.Healing; h != nil {
+		body.Healing = &healingJSON{Since: h.Time.UTC().Format(time.RFC3339Nano), Attempt: h.Attempt}
 	}
 	if rep.verdict != "pass" {
 		body.Output = rep.text

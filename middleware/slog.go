@@ -7,7 +7,7 @@ import (
 
 // NewSlogObserver returns an Observer that logs to l: checks at debug level
 // (failures at warn), state changes at info (unhealthy at warn), heals at
-// warn (failed heals at error).
+// warn when they start and end (failed heals at error).
 func NewSlogObserver(l *slog.Logger) Observer {
 	return ObserverFuncs{
 		OnCheckStarted: func(s CheckStart) {
@@ -32,6 +32,9 @@ func NewSlogObserver(l *slog.Logger) Observer {
 				attrs = append(attrs, "consecutive_failures", to.ConsecutiveFailures, "err", to.Last.Err)
 			}
 			l.Log(context.Background(), level, "health state changed", attrs...)
+		},
+		OnHealStarted: func(s HealStart) {
+			l.Warn("heal started", "attempt", s.Attempt, "timeout", s.Timeout)
 		},
 		OnHealed: func(e HealEvent) {
 			if e.Err != nil {

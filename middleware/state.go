@@ -38,6 +38,17 @@ type Snapshot struct {
 	ConsecutiveFailures int
 	// Since is when Status last changed; zero while it never has.
 	Since time.Time
+
+	// Healing describes the heal running now; nil when none is.
+	Healing *HealStart
+	// DueBy is when the loop owes its next result (in ModeAuto while
+	// probes drive the checks: if they stop); zero while no loop runs
+	// (ModeProbe, or Run not running).
+	DueBy time.Time
+	// Stale reports that the loop drives the checks but is more than a
+	// Period past DueBy: whatever Status says, nothing has checked the
+	// tunnel lately, so the status endpoint answers 503.
+	Stale bool
 }
 
 // stateStore holds the one state that loop and probe results feed, and wakes

@@ -43,7 +43,7 @@ func (m *serveMetrics) instrument(cfg *middleware.Config) error {
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	cfg.Observer = teeObserver{cfg.Observer, obs}
+	cfg.Observer = middleware.MultiObserver(cfg.Observer, obs)
 	return nil
 }
 
@@ -71,45 +71,4 @@ func (m *serveMetrics) wrappers(mon *middleware.Monitor) []func(http.Handler) ht
 			health.ServeHTTP(w, r)
 		})
 	}}
-}
-
-// teeObserver tells every one of its observers of every event, including
-// joins to those that implement middleware.CoalesceObserver.
-type teeObserver []middleware.Observer
-
-var (
-	_ middleware.Observer         = teeObserver(nil)
-	_ middleware.CoalesceObserver = teeObserver(nil)
-)
-
-func (t teeObserver) CheckStarted(s middleware.CheckStart) {
-	for _, o := range t {
-		o.CheckStarted(s)
-	}
-}
-
-func (t teeObserver) CheckFinished(r middleware.Result) {
-	for _, o := range t {
-		o.CheckFinished(r)
-	}
-}
-
-func (t teeObserver) StateChanged(from, to middleware.Snapshot) {
-	for _, o := range t {
-		o.StateChanged(from, to)
-	}
-}
-
-func (t teeObserver) Healed(e middleware.HealEvent) {
-	for _, o := range t {
-		o.Healed(e)
-	}
-}
-
-func (t teeObserver) CheckJoined(j middleware.CheckJoin) {
-	for _, o := range t {
-		if c, ok := o.(middleware.CoalesceObserver); ok {
-			c.CheckJoined(j)
-		}
-	}
 }

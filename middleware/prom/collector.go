@@ -15,6 +15,7 @@ type Collector struct {
 	mon *middleware.Monitor
 
 	state, failures, since, lastCheck, mode *prometheus.Desc
+	stale, healing, healStart, dueBy        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -42,12 +43,20 @@ func NewCollector(mon *middleware.Monitor, opts Opts) *Collector {
 			"When the last recorded check ended, as Unix time; absent before the first.", nil, cl),
 		mode: prometheus.NewDesc(name("mode"),
 			"Who drives the checks: 1 for the monitor's mode (loop, probe or auto), 0 for the others.", []string{"mode"}, cl),
+		stale: prometheus.NewDesc(name("stale"),
+			"1 while the loop is more than a period late with the result it owes (a hung check or heal): the state is then stale.", nil, cl),
+		healing: prometheus.NewDesc(name("heal_in_progress"),
+			"1 while a heal runs, 0 otherwise.", nil, cl),
+		healStart: prometheus.NewDesc(name("heal_started_timestamp_seconds"),
+			"When the running heal started, as Unix time; absent while none runs.", nil, cl),
+		dueBy: prometheus.NewDesc(name("loop_due_timestamp_seconds"),
+			"When the loop owes its next result, as Unix time; absent while no loop runs.", nil, cl),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode} {
+	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode, c.stale, c.healing, c.healStart, c.dueBy} {
 		ch <- d
 	}
 }
@@ -64,6 +73,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.Last != nil {
 		ch <- prometheus.MustNewConstMetric(c.lastCheck, prometheus.GaugeValue, unixSeconds(s.Last.Start.Add(s.Last.Duration)))
+	}
+	ch <- prometheus.MustNewConstMetric(c.stale, prometheus.GaugeValue, oneIf(s.Stale))
+	ch <- prometheus.MustNewConstMetric(c.healing, prometheus.GaugeValue, oneIf(s.Healing != nil))
+	if s.Healing != nil {
+		ch <- prometheus.MustNewConstMetric(c.healStart, prometheus.GaugeValue, unixSeconds(s.Healing.Time))
+	}
+	if !s.DueBy.IsZero() {
+		ch <- prometheus.MustNewConstMetric(c.dueBy, prometheus.GaugeValue, unixSeconds(s.DueBy))
 	}
 	mode := c.mon.Mode()
 	for _, m := range allModes {

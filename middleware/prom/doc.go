@@ -17,13 +17,14 @@
 //
 // Labels: source is "loop" (the health loop) or "probe" (a /check/ request
 // or Monitor.Probe); result is "pass", "fail" or "abandoned" (a probe check
-// cut short because every caller left; it is not recorded in the state).
+// that says nothing about the tunnel and is not recorded in the state: every
+// caller left, or their deadline cut it off before the check timeout).
 //
 //	tunnelprobe_checks_total{source,result}                counter: checks run, by how they ended
 //	tunnelprobe_check_duration_seconds{source,result}      histogram: how long each check took
 //	tunnelprobe_checks_in_flight{source}                   gauge: checks running now
 //	tunnelprobe_check_coalesced_total                      counter: /check/ callers that joined a running check instead of starting one
-//	tunnelprobe_heals_total{result}                        counter: heal calls, result "ok" or "error"
+//	tunnelprobe_heals_total{result}                        counter: heal calls, result "ok", "error" or "timeout" (ran into the heal timeout)
 //	tunnelprobe_heal_duration_seconds                      histogram: how long each heal took
 //	tunnelprobe_state_changes_total{to}                    counter: changes of the state, to "healthy" or "unhealthy"
 //	tunnelprobe_state{state}                               gauge: 1 for the current state ("unknown", "healthy", "unhealthy"), 0 for the others
@@ -31,6 +32,10 @@
 //	tunnelprobe_state_since_timestamp_seconds              gauge: when the state last changed (Unix time); absent while it never has
 //	tunnelprobe_last_check_timestamp_seconds               gauge: when the last recorded check ended (Unix time); absent before the first
 //	tunnelprobe_mode{mode}                                 gauge: 1 for the monitor's mode ("loop", "probe", "auto"), 0 for the others
+//	tunnelprobe_stale                                      gauge: 1 while the loop is more than a period late with the result it owes
+//	tunnelprobe_loop_due_timestamp_seconds                 gauge: when the loop owes its next result (Unix time); absent while no loop runs
+//	tunnelprobe_heal_in_progress                           gauge: 1 while a heal runs
+//	tunnelprobe_heal_started_timestamp_seconds             gauge: when the running heal started (Unix time); absent while none runs
 //
 // The /check/ requests a probe made are tunnelprobe_checks_total{source="probe"}
 // plus tunnelprobe_check_coalesced_total: under a probe storm the first grows

@@ -1,6 +1,7 @@
 package prom
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,7 +75,7 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 		}),
 		heals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "heals_total", ConstLabels: cl,
-			Help: "Heal calls, by result (ok or error).",
+			Help: "Heal calls, by result (ok, error, or timeout when it ran into the heal timeout).",
 		}, []string{"result"}),
 		healDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "heal_duration_seconds", ConstLabels: cl,
@@ -94,7 +95,7 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 			o.checks.WithLabelValues(src, res)
 		}
 	}
-	for _, res := range []string{"ok", "error"} {
+	for _, res := range []string{"ok", "error", "timeout"} {
 		o.heals.WithLabelValues(res)
 	}
 	for _, to := range []middleware.Status{middleware.StatusHealthy, middleware.StatusUnhealthy} {
@@ -148,10 +149,17 @@ func (o *Observer) StateChanged(_, to middleware.Snapshot) {
 	o.changes.WithLabelValues(to.Status.String()).Inc()
 }
 
+// HealStarted implements middleware.Observer. A running heal is reported by
+// the [Collector], read at each scrape.
+func (o *Observer) HealStarted(middleware.HealStart) {}
+
 // Healed implements middleware.Observer.
 func (o *Observer) Healed(e middleware.HealEvent) {
 	res := "ok"
-	if e.Err != nil {
+	switch {
+	case errors.Is(e.Err, middleware.ErrHealTimeout):
+		res = "timeout"
+	case e.Err != nil:
 		res = "error"
 	}
 	o.heals.WithLabelValues(res).Inc()

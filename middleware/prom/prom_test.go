@@ -55,6 +55,8 @@ var documented = []string{
 	"tunnelprobe_state_since_timestamp_seconds",
 	"tunnelprobe_last_check_timestamp_seconds",
 	"tunnelprobe_mode",
+	"tunnelprobe_stale",
+	"tunnelprobe_heal_in_progress",
 }
 
 func TestMetricsAfterChecks(t *testing.T) {
@@ -349,10 +351,11 @@ tunnelprobe_checks_total{result="fail",source="loop",tunnel="wg0"} 1
 tunnelprobe_checks_total{result="fail",source="probe",tunnel="wg0"} 0
 tunnelprobe_checks_total{result="pass",source="loop",tunnel="wg0"} 0
 tunnelprobe_checks_total{result="pass",source="probe",tunnel="wg0"} 0
-# HELP tunnelprobe_heals_total Heal calls, by result (ok or error).
+# HELP tunnelprobe_heals_total Heal calls, by result (ok, error, or timeout when it ran into the heal timeout).
 # TYPE tunnelprobe_heals_total counter
 tunnelprobe_heals_total{result="error",tunnel="wg0"} 1
 tunnelprobe_heals_total{result="ok",tunnel="wg0"} 1
+tunnelprobe_heals_total{result="timeout",tunnel="wg0"} 0
 # HELP tunnelprobe_heal_duration_seconds Duration of the heal calls.
 # TYPE tunnelprobe_heal_duration_seconds histogram
 tunnelprobe_heal_duration_seconds_bucket{tunnel="wg0",le="0.1"} 0

@@ -1,0 +1,117 @@
+package middleware_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// expired is a caller whose deadline has passed already, as /check/?timeout=1ns.
+func expired(t *testing.T) context.Context {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestShortCallerDeadlinesDoNotMakeAWorkingTunnelUnhealthy(t *testing.T) {
+	// A working tunnel whose check takes a round trip of 20 ms.
+	working := middleware.CheckerFunc(func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+			return nil
+		}
+	})
+	m, err := middleware.New(working, middleware.Config{Mode: middleware.ModeProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Probe(context.Background()); !r.Passed() {
+		t.Fatal(r.Err)
+	}
+	for range 10 {
+		r := m.Probe(expired(t))
+		if r.Passed() {
+			t.Fatal("a check with no time passed")
+		}
+		if !strings.Contains(r.Err.Error(), "not recorded") && !strings.Contains(r.Err.Error(), "gave up") {
+			t.Errorf("the short caller is told %q", r.Err)
+		}
+	}
+	if s := m.Snapshot(); s.Status != middleware.StatusHealthy || s.ConsecutiveFailures != 0 {
+		t.Errorf("after 10 callers with no time: %v with %d failures, want healthy with 0", s.Status, s.ConsecutiveFailures)
+	}
+}
+
+func TestCachedTimeoutServesOnlyCallersWhoWouldNotWaitLonger(t *testing.T) {
+	var runs atomic.Int64
+	started := make(chan struct{}, 4)
+	hang := middleware.CheckerFunc(func(ctx context.Context) error {
+		runs.Add(1)
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	// Once a check has started, its caller's deadline timer and the
+	// check's MaxCheckTimeout timer are set: the clock may move.
+	waitStarted := func() bool {
+		select {
+		case <-started:
+			return true
+		case <-time.After(hangGuard):
+			return false
+		}
+	}
+	m, srv, clock := fakeServer(t, hang, middleware.Config{
+		Timeouts: []time.Duration{time.Second}, MinCheckInterval: 5 * time.Second, MaxCheckTimeout: 20 * time.Second,
+	})
+	// A caller with 2 s: a timeout after 2 s, recorded (over the 1 s floor).
+	pending := getAsync(t, srv.URL+"/check/?timeout=2s")
+	waitStarted()
+	clock.Advance(2 * time.Second)
+	if r := receive(t, pending); r.code != 503 || strings.Contains(r.body, "not recorded") {
+		t.Fatalf("%d %q, want a recorded timeout", r.code, r.body)
+	}
+	if s := m.Snapshot(); !s.Last.TimedOut || s.Last.Duration != 2*time.Second {
+		t.Fatalf("last result %+v, want a 2 s timeout", s.Last)
+	}
+
+	// Within the interval, a caller with no more patience gets it again...
+	if r := get(t, srv.URL+"/check/?timeout=1s"); r.code != 503 || runs.Load() != 1 {
+		t.Errorf("?timeout=1s: %d %q after %d runs, want the cached failure", r.code, r.body, runs.Load())
+	}
+	// ...but one whose deadline would have let the check go on gets a
+	// check of its own, as does one with no deadline of its own.
+	for _, tc := range []struct {
+		q       string
+		advance time.Duration // to its deadline: its own, or MaxCheckTimeout
+	}{{"?timeout=9s", 9 * time.Second}, {"", 20 * time.Second}} {
+		q := tc.q
+		pending = getAsync(t, srv.URL+"/check/"+q)
+		if !waitStarted() {
+			t.Fatalf("%q: served the cached timeout, want a new check: %+v", q, receive(t, pending))
+		}
+		clock.Advance(tc.advance)
+		receive(t, pending)
+	}
+}
+
+func TestCachedHardFailureServesEveryone(t *testing.T) {
+	var runs atomic.Int64
+	refused := middleware.CheckerFunc(func(context.Context) error { runs.Add(1); return errors.New("connection refused") })
+	_, srv, _ := fakeServer(t, refused, middleware.Config{MinCheckInterval: 5 * time.Second})
+	for _, q := range []string{"", "?timeout=9s", "?timeout=1s"} {
+		if r := get(t, srv.URL+"/check/"+q); r.code != 503 || !strings.Contains(r.body, "refused") {
+			t.Errorf("%q: %d %q", q, r.code, r.body)
+		}
+	}
+	if runs.Load() != 1 {
+		t.Errorf("%d runs, want 1: a refusal says the same to every caller", runs.Load())
+	}
+}
