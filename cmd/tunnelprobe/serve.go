@@ -41,8 +41,9 @@ const (
 	// after it exits or is killed: a command that leaves a background child
 	// holding its stdout must not stall the health loop.
 	healWaitDelay = 5 * time.Second
-	// maxHealOutput caps how much of a heal command's output is logged.
-	maxHealOutput = 4 << 10
+	// healOutputEnd is how much of each end of a heal command's output is
+	// kept and logged: the rest is counted, not held.
+	healOutputEnd = 2 << 10
 )
 
 // serveFlags holds the flags of the serve command. Other commands that run
@@ -68,6 +69,7 @@ type serveFlags struct {
 	maxWait          time.Duration
 	minCheckInterval time.Duration
 	healCmd          string
+	healTimeout      time.Duration
 	hideErrors       bool
 
 	// Logs: see registerLog.
@@ -115,6 +117,8 @@ func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
 	fs.Var(newDuration(&f.minCheckInterval, 0, true), "min-check-interval",
 		"`duration` during which /check/ serves the last result again instead of checking; 0 checks every time")
 	fs.StringVar(&f.healCmd, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN")
+	fs.Var(newDuration(&f.healTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
+		"the longest `duration` a heal may take: then its command is killed and the heal reported as failed")
 	fs.BoolVar(&f.hideErrors, "hide-errors", false, "keep error details out of HTTP answers (they are still logged)")
 }
 
@@ -144,6 +148,7 @@ func (f *serveFlags) monitorConfig(logger *slog.Logger) (middleware.Config, erro
 		MaxWait:          f.maxWait,
 		MaxCheckTimeout:  f.maxCheckTimeout,
 		MinCheckInterval: f.minCheckInterval,
+		HealTimeout:      f.healTimeout,
 		HideErrors:       f.hideErrors,
 		Observer:         middleware.NewSlogObserver(logger),
 	}
@@ -218,18 +223,18 @@ func (f *serveFlags) checkFor(target string, dialer middleware.Dialer) (middlewa
 }
 
 // healCommand returns a HealFunc that runs command with /bin/sh -c, killed
-// with every process it started when the heal's ctx ends. Its combined output is logged; a non-zero exit
-// is an error.
+// with every process it started when the heal's ctx ends (the monitor's
+// HealTimeout). The two ends of its combined output are logged; a non-zero
+// exit is an error.
 func healCommand(command string, logger *slog.Logger) middleware.HealFunc {
 	return func(ctx context.Context) error {
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 		killGroupOnCancel(cmd)
 		cmd.WaitDelay = healWaitDelay
-		out, err := cmd.CombinedOutput()
-		if len(out) > maxHealOutput {
-			out = append(out[:maxHealOutput:maxHealOutput], "..."...)
-		}
-		logger.Info("heal command ran", "command", command, "output", string(out), "err", err)
+		out := newHeadTail(healOutputEnd)
+		cmd.Stdout, cmd.Stderr = out, out
+		err := cmd.Run()
+		logger.Info("heal command ran", "command", command, "output", out.String(), "err", err)
 		if err != nil {
 			return fmt.Errorf("heal command %q: %w", command, err)
 		}

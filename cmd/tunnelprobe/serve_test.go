@@ -535,6 +535,18 @@ func TestHealCommand(t *testing.T) {
 		t.Errorf("stderr of the command is not logged:\n%s", logs)
 	}
 
+	// A command that prints without end is logged by its two ends only.
+	logs.mu.Lock()
+	logs.b.Reset()
+	logs.mu.Unlock()
+	if err := healCommand("echo THE-START; yes | head -c 10000000; echo THE-END", logger)(context.Background()); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	if l := logs.String(); !strings.Contains(l, "THE-START") || !strings.Contains(l, "THE-END") ||
+		!strings.Contains(l, "bytes omitted") || len(l) > 4*healOutputEnd+1024 {
+		t.Errorf("10 MB of output logged as %d bytes: %.300q...", len(l), l)
+	}
+
 	// The heal's context bounds the command.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -569,5 +581,14 @@ func TestServeHealFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(file); err != nil {
 		t.Errorf("the heal command did not run: %v", err)
+	}
+	if cfg.HealTimeout != middleware.DefaultHealTimeout {
+		t.Errorf("HealTimeout %v by default, want %v", cfg.HealTimeout, middleware.DefaultHealTimeout)
+	}
+	if err := parseWithEnv(fs, []string{"--heal-timeout", "3s"}, envMap(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := f.monitorConfig(slog.New(slog.DiscardHandler)); cfg.HealTimeout != 3*time.Second {
+		t.Errorf("--heal-timeout 3s gave HealTimeout %v", cfg.HealTimeout)
 	}
 }
