@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,5 +105,80 @@ func TestControlHandler(t *testing.T) {
 	}
 	if code, _ := do("POST", "/restart", ""); code != 200 || restarts != 1 {
 		t.Fatalf("POST /restart: %d, %d restarts", code, restarts)
+	}
+}
+
+// restartServer serves l's control API and returns its URL.
+func restartServer(t *testing.T, l *Lab) string {
+	t.Helper()
+	srv := httptest.NewServer(ControlHandler(l.Link(), l.Restart))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// postRestart posts /restart with ctx and returns the status code, or 0
+// when the client gave up first.
+func postRestart(ctx context.Context, url string) int {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/restart", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestRestartAbortedByItsCallerStillBringsTheTunnelUp(t *testing.T) {
+	l := startLab(t, Config{})
+	url := restartServer(t, l)
+	// Callers that hang up at once and at every point of a restart (the
+	// device comes back after a 20 ms pause): none may leave it down.
+	var wg sync.WaitGroup
+	for i := range 30 {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Duration(i)*time.Millisecond)
+		wg.Go(func() {
+			defer cancel()
+			postRestart(ctx, url)
+		})
+	}
+	wg.Wait()
+	if code := postRestart(t.Context(), url); code != http.StatusOK {
+		t.Fatalf("a restart after the aborted ones: %d, want 200", code)
+	}
+	if err := tlsCheck(t.Context(), l, 10*time.Second); err != nil {
+		t.Errorf("the tunnel after the aborted restarts: %v", err)
+	}
+}
+
+func TestConcurrentRestartsAllSucceed(t *testing.T) {
+	l := startLab(t, Config{})
+	url := restartServer(t, l)
+	codes := make(chan int, 30)
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Go(func() { codes <- postRestart(t.Context(), url) })
+	}
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("a concurrent restart answered %d, want 200", code)
+		}
+	}
+	if err := tlsCheck(t.Context(), l, 10*time.Second); err != nil {
+		t.Errorf("the tunnel after 30 concurrent restarts: %v", err)
+	}
+}
+
+func TestRestartOfADownClientBringsItUp(t *testing.T) {
+	l := startLab(t, Config{})
+	if err := l.Down(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Restart(t.Context()); err != nil {
+		t.Fatalf("Restart of a down client: %v", err)
+	}
+	if err := tlsCheck(t.Context(), l, 10*time.Second); err != nil {
+		t.Errorf("after the restart: %v", err)
 	}
 }

@@ -392,12 +392,20 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 // Restart takes the client device down and brings a new one up with the
 // same keys, as a heal or a VPN restart does: every connection through the
 // old device is aborted, and new ones work once the new handshake
-// completes.
+// completes. A client that is down is brought up.
+//
+// ctx can only stop a restart that has not begun: once the old device is
+// closed, the new one is brought up whatever happens to ctx, so that a
+// caller who gives up cannot leave the tunnel down. Concurrent restarts run
+// one after the other.
 func (c *Client) Restart(ctx context.Context) error {
-	if err := c.Down(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.Up(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.downLocked()
+	return c.upLocked(context.WithoutCancel(ctx))
 }
 
 // Down takes the client device down, as a stopped VPN container does: flows
@@ -408,10 +416,17 @@ func (c *Client) Down() error {
 	if c.peer == nil {
 		return ErrClientDown
 	}
+	c.downLocked()
+	return nil
+}
+
+func (c *Client) downLocked() {
+	if c.peer == nil {
+		return
+	}
 	c.peer.close()
 	c.peer = nil
 	c.downAt = time.Now()
-	return nil
 }
 
 // Up brings a new client device up after Down; the first handshake follows
@@ -422,6 +437,10 @@ func (c *Client) Up(ctx context.Context) error {
 	if c.peer != nil {
 		return errors.New("harness: client is up already")
 	}
+	return c.upLocked(ctx)
+}
+
+func (c *Client) upLocked(ctx context.Context) error {
 	// WireGuard whitens handshake timestamps to 2^24 ns (~17 ms): a new
 	// device's first initiation within that of the old one's last is
 	// rejected by the server as a replay, and retried only after 5 s. A real
