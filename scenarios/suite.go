@@ -71,7 +71,9 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 		Container: ContainerSpec{StartDelay: D(2 * time.Second)},
 		Configs: []ConfigSpec{
 			{Name: "reference", Health: reference, Prober: kubelet("/", time.Second)},
-			{Name: "probe-only", Health: HealthSpec{Mode: "probe"}, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
+			// --timeout 9s, as in deploy/: the probe's own deadline, so that
+			// a /check/ it cuts off is recorded as the tunnel's failure.
+			{Name: "probe-only", Health: HealthSpec{Mode: "probe", Timeouts: []Duration{D(9 * time.Second)}}, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=9s", 10*time.Second)},
 		},
