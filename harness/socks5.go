@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/accept"
 )
 
 // SOCKS5 is a SOCKS5 server (RFC 1928) for the CONNECT command without
@@ -97,13 +99,9 @@ func (s *SOCKS5) untrack(c net.Conn) {
 func (s *SOCKS5) accept() {
 	defer s.wg.Done()
 	for {
-		c, err := s.ln.Accept()
+		c, err := accept.Next(s.ctx, s.ln)
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return
+			return // closed
 		}
 		s.mu.Lock()
 		if s.closed {
@@ -117,6 +115,10 @@ func (s *SOCKS5) accept() {
 		go s.serve(c)
 	}
 }
+
+// replyTimeout bounds the write of a failure reply once the handshake's
+// deadline has passed.
+const replyTimeout = 5 * time.Second
 
 // SOCKS5 reply codes.
 const (
@@ -150,6 +152,9 @@ func (s *SOCKS5) serve(c net.Conn) {
 	up, err := s.Dial(ctx, "tcp", addr)
 	cancel()
 	if err != nil {
+		// A dial that timed out has used up the connection's deadline too:
+		// the client is still owed its reply.
+		_ = c.SetWriteDeadline(time.Now().Add(replyTimeout))
 		writeReply(c, dialReply(err))
 		return
 	}

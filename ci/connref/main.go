@@ -12,8 +12,8 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/accept"
 )
 
 func main() {
@@ -30,7 +32,7 @@ func main() {
 	serve := flag.Bool("serve", false, "run as the accepting child")
 	flag.Parse()
 	if *serve {
-		accept()
+		serveAccepts()
 		return
 	}
 	if *n < 1 || *parallel < 1 {
@@ -43,9 +45,9 @@ func main() {
 	}
 }
 
-// accept prints its address, then accepts and holds connections until its
+// serveAccepts prints its address, then accepts and holds connections until its
 // stdin closes.
-func accept() {
+func serveAccepts() {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connref:", err)
@@ -56,12 +58,10 @@ func accept() {
 	var held []net.Conn
 	go func() {
 		for {
-			c, err := ln.Accept()
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
+			// Out of files is ridden out; the dialer counts its failures.
+			c, err := accept.Next(context.Background(), ln)
 			if err != nil {
-				continue // e.g. out of files: keep going, the dialer counts
+				return // closed
 			}
 			mu.Lock()
 			held = append(held, c)

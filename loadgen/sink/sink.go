@@ -3,14 +3,13 @@ package sink
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/accept"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
 )
 
@@ -82,23 +81,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		wg.Wait()
 	}()
 
-	var backoff time.Duration
 	for {
-		c, err := ln.Accept()
+		c, err := accept.Next(ctx, ln)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if !transient(err) {
-				return err
-			}
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			if !pace.Sleep(ctx, backoff) {
-				return nil
-			}
-			continue
+			return err
 		}
-		backoff = 0
 		mu.Lock()
 		if closed {
 			mu.Unlock()
@@ -120,14 +110,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.open.Add(-1)
 		}()
 	}
-}
-
-// transient reports whether an Accept error may pass.
-func transient(err error) bool {
-	var ne net.Error
-	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
-		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) ||
-		errors.Is(err, syscall.ENOMEM) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // serveConn runs one connection and closes it.
