@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
@@ -156,6 +157,11 @@ type ProberSpec struct {
 // Parse reads a spec from YAML or JSON. Unknown fields are errors, and so is
 // every value out of range; errors name the field.
 func Parse(data []byte) (Spec, error) {
+	// YAMLToJSON reads the first document only: the others would be
+	// dropped without a word.
+	if n, err := yamlDocuments(data); err == nil && n > 1 {
+		return Spec{}, fmt.Errorf("spec: %d YAML documents, want one", n)
+	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return Spec{}, fmt.Errorf("spec: %w", err)
@@ -173,6 +179,24 @@ func Parse(data []byte) (Spec, error) {
 		return Spec{}, err
 	}
 	return s, nil
+}
+
+// yamlDocuments counts the YAML documents in data. Its error is left to
+// the parser that follows, which names the line.
+func yamlDocuments(data []byte) (int, error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	n := 0
+	for {
+		var doc yamlv3.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
 }
 
 // Validate reports every field that is out of range, each named by its path.

@@ -109,6 +109,22 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 	}
 }
 
+func TestParseRefusesMoreThanOneDocument(t *testing.T) {
+	if _, err := Parse([]byte(specYAML)); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{specYAML + "\n---\n" + specYAML, specYAML + "\n---\nname: other\n", "---\n" + specYAML + "\n---\n"} {
+		_, err := Parse([]byte(doc))
+		if err == nil || !strings.Contains(err.Error(), "YAML documents, want one") {
+			t.Errorf("a spec followed by another document: %v, want it refused", err)
+		}
+	}
+	// One document between markers is one document.
+	if _, err := Parse([]byte("---\n" + specYAML + "\n...\n")); err != nil {
+		t.Errorf("one document with markers: %v", err)
+	}
+}
+
 func TestBuiltInSuitesAreValid(t *testing.T) {
 	for _, s := range []Spec{DefaultSuite(), QuickSuite()} {
 		if err := s.Validate(); err != nil {
