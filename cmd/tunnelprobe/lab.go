@@ -14,9 +14,9 @@ import (
 	"net/netip"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -215,26 +215,11 @@ func serveControl(ctx context.Context, addr string, h http.Handler, stdout, stde
 		return 1
 	}
 	fmt.Fprintf(stdout, "control http://%s\n", ln.Addr())
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	var wg sync.WaitGroup
-	errc := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		errc <- srv.Serve(ln)
-	}()
-	code := 0
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
+	if err := httpserve.Serve(ctx, ln, h, httpserve.Options{}); err != nil {
 		fmt.Fprintln(stderr, "lab: control:", err)
-		code = 1
+		return 1
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
-	wg.Wait()
-	return code
+	return 0
 }
 
 // keyFlag loads the private key at path, generating and writing it first

@@ -194,7 +194,7 @@ func TestLabSplitRoles(t *testing.T) {
 
 func TestLabServeChecksTheTargetThroughTheTunnel(t *testing.T) {
 	out := start(t, "--rate", "50mbit", "--delay", "1ms", "--socks5", "", "--control", "127.0.0.1:0",
-		"--serve", "127.0.0.1:0", "--mode", "probe")
+		"--serve", "127.0.0.1:0", "--mode", "probe", "--timeout", "300ms")
 	ctl := out.wait(t, `control (http://\S+)`)
 	health := out.wait(t, `health (http://\S+)`)
 	get := func(path string) (int, string) {

@@ -2,18 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -133,21 +132,17 @@ func (m *loadMetrics) start(stderr io.Writer) (stop func(), err error) {
 	m.init()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{MaxRequestsInFlight: 2}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout}
 	fmt.Fprintf(stderr, "tunnelprobe load: metrics on http://%s/metrics\n", ln.Addr())
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpserve.Serve(ctx, ln, mux, httpserve.Options{}); err != nil {
 			fmt.Fprintf(stderr, "tunnelprobe load: metrics: %v\n", err)
 		}
 	}()
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if srv.Shutdown(ctx) != nil {
-			srv.Close()
-		}
+		cancel()
 		<-done
 	}, nil
 }

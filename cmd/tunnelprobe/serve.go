@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -30,13 +31,6 @@ Several --target flags pass when any one of them does.
 `
 
 const (
-	// readHeaderTimeout bounds how long a client may take to send its
-	// request headers: it stops idle or slow connections from piling up.
-	readHeaderTimeout = 5 * time.Second
-	// shutdownGrace bounds the graceful shutdown. Requests in flight end at
-	// once, since their context is cancelled first; this only covers the
-	// time they take to write their answer.
-	shutdownGrace = 5 * time.Second
 	// healWaitDelay bounds how long a heal command's output is awaited
 	// after it exits or is killed: a command that leaves a background child
 	// holding its stdout must not stall the health loop.
@@ -289,63 +283,29 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 }
 
 // serveMonitor runs mon and serves its endpoints on ln until ctx ends, then
-// shuts down and returns nil once nothing it started runs any more. It
-// returns an error when serving fails. Each of wrap, in order, wraps the
-// handler (serve --metrics adds /metrics that way).
+// shuts down (see package httpserve) and returns nil once nothing it started
+// runs any more. It returns an error when serving fails. Each of wrap, in
+// order, wraps the handler (serve --metrics adds /metrics that way).
 func serveMonitor(ctx context.Context, ln net.Listener, mon *middleware.Monitor, logger *slog.Logger, wrap ...func(http.Handler) http.Handler) error {
 	handler := mon.Handler()
 	for _, w := range wrap {
 		handler = w(handler)
 	}
-	// runCtx ends the loop and, through BaseContext, every request: a
-	// /check/ or a ?wait= in flight returns at once on shutdown rather than
-	// holding it up until the grace period is over.
+	// runCtx ends the loop with the server, also when serving fails.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		// No ReadTimeout or WriteTimeout: the write deadline runs from the
-		// end of the headers, so it would cut a /check/ that legitimately
-		// takes up to --max-check-timeout, or a status ?wait= up to
-		// --max-wait. Those are bounded by the handlers themselves.
-		WriteTimeout: 0,
-		IdleTimeout:  time.Minute,
-		BaseContext:  func(net.Listener) context.Context { return runCtx },
-		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-
 	monitorDone := make(chan struct{})
 	go func() {
 		defer close(monitorDone)
 		_ = mon.Run(runCtx) // returns nil when runCtx ends; Run is called once
 	}()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-		logger.Info("shutting down")
-	case serveErr = <-served:
-		// Serve returns early only when accepting fails.
-		served = nil
+	err := httpserve.Serve(runCtx, ln, handler, httpserve.Options{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)})
+	if ctx.Err() != nil {
+		logger.Info("shut down")
 	}
-	stop() // end the loop and the requests in flight
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		logger.Warn("graceful shutdown timed out, closing connections", "err", err)
-		srv.Close()
-	}
-	if served != nil {
-		<-served // http.ErrServerClosed
-	}
+	stop()
 	<-monitorDone
-	if serveErr != nil {
-		return fmt.Errorf("serve: %w", serveErr)
-	}
-	return nil
+	return err
 }
 
 // modeValue is the --mode flag.

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
@@ -496,7 +497,7 @@ func TestServeShutdownDuringCheck(t *testing.T) {
 	if code := s.stop(t); code != 0 {
 		t.Errorf("exit %d, want 0; stderr:\n%s", code, s.stderr)
 	}
-	if d := time.Since(start); d > shutdownGrace/2 {
+	if d := time.Since(start); d > httpserve.ShutdownGrace/2 {
 		t.Errorf("shutdown took %v", d)
 	}
 	select {

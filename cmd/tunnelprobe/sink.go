@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
@@ -427,23 +428,11 @@ func serveSinkStats(ctx context.Context, addr string, total func() sinkTotals, s
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(total())
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout}
 	fmt.Fprintf(stdout, "tunnelprobe sink: stats on http://%s/\n", ln.Addr())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		served := make(chan struct{})
-		go func() {
-			defer close(served)
-			_ = srv.Serve(ln) // http.ErrServerClosed after Shutdown
-		}()
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		if srv.Shutdown(sctx) != nil {
-			srv.Close()
-		}
-		<-served
+		_ = httpserve.Serve(ctx, ln, mux, httpserve.Options{})
 	}()
 	return done, nil
 }

@@ -1,0 +1,86 @@
+// Package httpserve is the project's one HTTP server lifecycle: every
+// listener it opens is served by [Serve], with the same timeouts and the
+// same graceful shutdown, chosen once here.
+//
+// A client gets ReadHeaderTimeout to send its request headers, so slow or
+// silent connections cannot pile up, and a kept-alive connection is closed
+// after IdleTimeout without a request. There is no read or write timeout:
+// the write deadline would run from the end of the headers and cut a
+// /check/ that may legitimately take a minute; handlers bound their own work.
+//
+// When ctx ends, every request in flight sees its context cancelled at once
+// (their context derives from ctx), then the server shuts down gracefully,
+// giving them ShutdownGrace to write their answers before it closes what is
+// left.
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"time"
+)
+
+// The lifecycle's timeouts.
+const (
+	ReadHeaderTimeout = 5 * time.Second
+	IdleTimeout       = time.Minute
+	ShutdownGrace     = 5 * time.Second
+)
+
+// Options adjusts one server. The zero value is useful.
+type Options struct {
+	// ErrorLog receives the server's own errors (failed handshakes,
+	// malformed requests); nil means the log package's standard logger.
+	ErrorLog *log.Logger
+	// IdleTimeout replaces the package's IdleTimeout when positive (tests).
+	IdleTimeout time.Duration
+}
+
+// Serve serves h on ln until ctx ends, then shuts down as the package
+// documentation says and returns nil once every connection is closed. It
+// returns the error when accepting fails for good (transient errors, such
+// as running out of file descriptors, are ridden out by net/http). ln is
+// closed in every case.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) error {
+	idle := IdleTimeout
+	if opts.IdleTimeout > 0 {
+		idle = opts.IdleTimeout
+	}
+	// The requests' context: cancelled before the shutdown, so that a long
+	// poll in flight returns at once rather than holding it up.
+	reqCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		IdleTimeout:       idle,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		ErrorLog:          opts.ErrorLog,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+		served = nil
+	}
+	cancel()
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
+	defer stop()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+	}
+	if served != nil {
+		<-served // http.ErrServerClosed
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), serveErr)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package httpserve_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// start serves h on loopback until the test ends and returns the address.
+func start(t *testing.T, h http.Handler, opts httpserve.Options) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- httpserve.Serve(ctx, ln, h, opts) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	addr := start(t, ok, httpserve.Options{IdleTimeout: 50 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	// Kept alive, then idle: the server closes it.
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("an idle kept-alive connection: read %v, want EOF from the server's close", err)
+	}
+}
+
+func TestShutdownCancelsRequestsInFlight(t *testing.T) {
+	entered := make(chan struct{})
+	wait := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-r.Context().Done() // a long poll
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- httpserve.Serve(ctx, ln, wait, httpserve.Options{}) }()
+	got := make(chan int, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String())
+		if err != nil {
+			got <- 0
+			return
+		}
+		resp.Body.Close()
+		got <- resp.StatusCode
+	}()
+	<-entered
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if code := <-got; code != http.StatusServiceUnavailable {
+		t.Errorf("the request in flight got %d, want its handler's 503", code)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+func TestServeReturnsAcceptErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if err := httpserve.Serve(context.Background(), ln, ok, httpserve.Options{}); err == nil {
+		t.Error("Serve on a closed listener returned nil")
+	}
+}
