@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -54,6 +55,9 @@ func ParseLinkUpdate(body []byte) (func(*Settings), error) {
 	}
 	if raw == nil {
 		return nil, &FieldError{Field: "body", Err: errors.New("not a JSON object")}
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return nil, &FieldError{Field: "body", Err: errors.New("more than one JSON value: want one object")}
 	}
 	var edits []func(*Settings)
 	for _, field := range []string{"rate", "delay", "queue", "loss", "down"} {
@@ -213,11 +217,9 @@ type errorBody struct {
 func readBody(r *http.Request) ([]byte, error) {
 	const limit = 64 << 10
 	var buf bytes.Buffer
-	n, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, limit))
-	if err != nil {
+	if _, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, limit)); err != nil {
 		return nil, errors.New("unreadable or larger than " + strconv.Itoa(limit) + " bytes")
 	}
-	_ = n
 	return buf.Bytes(), nil
 }
 

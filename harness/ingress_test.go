@@ -88,6 +88,7 @@ func TestControlHandler(t *testing.T) {
 		{`{"rate":"0"}`, "rate"}, {`{"rate":"20furlongs"}`, "rate"}, {`{"delay":"-5ms"}`, "delay"},
 		{`{"queue":"0p"}`, "queue"}, {`{"loss":2}`, "loss"}, {`{"down":"yes"}`, "down"},
 		{`{"colour":"red"}`, "colour"}, {`not json`, "body"},
+		{`{"rate":"5mbit"} {"down":true}`, "body"}, {`{"rate":"5mbit"}garbage`, "body"},
 	} {
 		code, m := do("PUT", "/link", tc.body)
 		if code != 400 || m["field"] != tc.field || !strings.Contains(m["error"].(string), tc.field) {
