@@ -163,6 +163,20 @@ func TestDownload(t *testing.T) {
 	})
 }
 
+// firstWrite is an io.Writer that discards, and closes got at its first
+// byte.
+type firstWrite struct {
+	got  chan struct{}
+	once sync.Once
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.once.Do(func() { close(w.got) })
+	}
+	return len(p), nil
+}
+
 func TestBoth(t *testing.T) {
 	srv := &sink.Server{}
 	c := dial(t, serve(t, srv))
@@ -171,14 +185,21 @@ func TestBoth(t *testing.T) {
 	}
 	var read int64
 	done := make(chan struct{})
+	sent := &firstWrite{got: make(chan struct{})}
 	go func() {
 		defer close(done)
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		read, _ = io.Copy(io.Discard, c)
+		read, _ = io.Copy(sent, c)
 	}()
 	const size = 2 << 20
 	if _, err := c.Write(make([]byte, size)); err != nil {
 		t.Fatal(err)
+	}
+	// The half-close stops the sink's sender: wait until it has sent,
+	// or a sink that reads faster than it starts sending sends nothing.
+	select {
+	case <-sent.got:
+	case <-done:
 	}
 	c.CloseWrite()
 	<-done
