@@ -21,7 +21,7 @@ const (
 	// replaces it when ctx ended the run, which must then stop within
 	// 2 s.
 	stopGrace      = 5 * time.Second
-	interruptGrace = time.Second
+	interruptGrace = 500 * time.Millisecond
 )
 
 var (
@@ -34,15 +34,21 @@ var (
 // slot keeps one of the run's connections open until ctx ends: it dials,
 // carries traffic, and redials after a failed dial or a break unless
 // NoReconnect is set. It calls attempted once, after its first dial
-// attempt ended either way.
-func (r *run) slot(ctx context.Context, attempted func()) {
+// attempt ended either way, and connected once, when its first connection
+// opens.
+func (r *run) slot(ctx context.Context, attempted, connected func()) {
 	var b backoff
+	opened := false
 	for first := true; ; first = false {
 		conn, err := r.dial(ctx)
 		if err == nil {
 			// Counted open before the ramp may end on attempted: the
 			// run's final reading must include this connection.
 			r.c.open.Add(1)
+			if !opened {
+				opened = true
+				connected()
+			}
 		}
 		if first {
 			attempted()

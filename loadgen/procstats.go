@@ -1,58 +1,137 @@
 package loadgen
 
 import (
+	"bytes"
+	"io"
 	"os"
-	"sync"
-
-	"github.com/shirou/gopsutil/v4/net"
-	"github.com/shirou/gopsutil/v4/process"
+	"strconv"
 )
 
-// self is this process, for gopsutil; nil where it cannot be had, and the
-// readings are then zero. A Process caches what it reads and is not safe
-// for concurrent use, while several Runs may sample at once: selfMu
-// serialises them.
-var (
-	self, _ = process.NewProcess(int32(os.Getpid()))
-	selfMu  sync.Mutex
-)
-
-// readProc reads the process's CPU time, RSS, open descriptors and threads
-// with gopsutil: each is a read of /proc/self, well under a millisecond
-// except NumFDs, which lists the descriptors (about 20 ms at 18,000). It
-// never lists sockets (net.Connections took half a second at that size).
-func readProc() procReading {
-	var p procReading
-	if self == nil {
-		return p
-	}
-	selfMu.Lock()
-	defer selfMu.Unlock()
-	if t, err := self.Times(); err == nil {
-		p.cpu = t.User + t.System
-	}
-	if m, err := self.MemoryInfo(); err == nil {
-		p.rss = int64(m.RSS)
-	}
-	if n, err := self.NumFDs(); err == nil {
-		p.fds = int64(n)
-	}
-	if n, err := self.NumThreads(); err == nil {
-		p.threads = int64(n)
-	}
-	return p
+// procFiles reads the process's CPU time, RSS, threads and descriptors and
+// the machine's TCP counters from /proc files it opens once, when a run
+// starts, and reads again each second with pread. gopsutil opens each file
+// anew at every reading, and so reads nothing exactly when a run has used
+// up its descriptors; these five stay open. Sockets are never listed
+// (gopsutil's net.Connections took half a second at 18,000 of them). Where
+// a file cannot be opened (no /proc), its readings are zero. A procFiles is
+// used by one goroutine at a time.
+type procFiles struct {
+	stat, snmp, fdDir *os.File
+	buf               []byte
 }
 
-// readTCP reads the machine's TCP counters. Of the resets it takes
+// Linux reports CPU times in clock ticks of 1/100 s (USER_HZ) and RSS in
+// pages.
+const clockTicks = 100
+
+var pageSize = int64(os.Getpagesize())
+
+func openProcFiles() *procFiles {
+	open := func(name string) *os.File {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil
+		}
+		return f
+	}
+	return &procFiles{
+		stat:  open("/proc/self/stat"),
+		snmp:  open("/proc/net/snmp"),
+		fdDir: open("/proc/self/fd"),
+		buf:   make([]byte, 0, 4096),
+	}
+}
+
+func (p *procFiles) close() {
+	for _, f := range []*os.File{p.stat, p.snmp, p.fdDir} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// readAll reads f from its start into p.buf.
+func (p *procFiles) readAll(f *os.File) []byte {
+	if f == nil {
+		return nil
+	}
+	b := p.buf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.ReadAt(b[len(b):cap(b)], int64(len(b)))
+		b = b[:len(b)+n]
+		if err == io.EOF || (err == nil && n == 0) {
+			break
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	p.buf = b
+	return b
+}
+
+// read reads the process.
+func (p *procFiles) read() procReading {
+	var r procReading
+	// The fields after the command's closing parenthesis, from field 3
+	// (state): utime is field 14, stime 15, num_threads 20, rss 24.
+	if b := p.readAll(p.stat); b != nil {
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			f := bytes.Fields(b[i+1:])
+			field := func(n int) int64 {
+				if n-3 >= len(f) {
+					return 0
+				}
+				v, _ := strconv.ParseInt(string(f[n-3]), 10, 64)
+				return v
+			}
+			r.cpu = float64(field(14)+field(15)) / clockTicks
+			r.threads = field(20)
+			r.rss = field(24) * pageSize
+		}
+	}
+	if p.fdDir != nil {
+		if _, err := p.fdDir.Seek(0, io.SeekStart); err == nil {
+			if names, err := p.fdDir.Readdirnames(-1); err == nil {
+				r.fds = int64(len(names))
+			}
+		}
+	}
+	return r
+}
+
+// tcp reads the machine's TCP counters. Of the resets it takes
 // EstabResets, connections reset from ESTABLISHED or CLOSE-WAIT, rather than
 // OutRsts, which also counts the answer to every SYN for a closed port
 // (every refused dial). Every run's connections end with a reset on purpose
 // (see package sink), which EstabResets counts too.
-func readTCP() tcpCounters {
-	stats, err := net.ProtoCounters([]string{"tcp"})
-	if err != nil || len(stats) == 0 {
+func (p *procFiles) tcp() tcpCounters {
+	// Two lines start with "Tcp:": the names, then the values.
+	var names, values [][]byte
+	for line := range bytes.SplitSeq(p.readAll(p.snmp), []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("Tcp:")); ok {
+			if names == nil {
+				names = bytes.Fields(rest)
+			} else {
+				values = bytes.Fields(rest)
+			}
+		}
+	}
+	if names == nil || len(names) != len(values) {
 		return tcpCounters{}
 	}
-	s := stats[0].Stats
-	return tcpCounters{ok: true, retrans: s["RetransSegs"], estResets: s["EstabResets"]}
+	t := tcpCounters{ok: true}
+	for i, n := range names {
+		v, _ := strconv.ParseInt(string(values[i]), 10, 64)
+		switch string(n) {
+		case "RetransSegs":
+			t.retrans = v
+		case "EstabResets":
+			t.estResets = v
+		}
+	}
+	return t
 }

@@ -70,8 +70,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 
 	// The ramp: slot i starts at start + i*interval, a schedule that a
-	// slow dial does not delay (dials run in the slots). The ramp ends
-	// when every slot's first dial has ended, one way or the other.
+	// slow dial does not delay (dials run in the slots). A slot starts
+	// only with one of MaxDialsInFlight permits, which it keeps until its
+	// first connection opens: goroutines follow connections opened, not
+	// requested, however large Conns is. The ramp ends when every slot's
+	// first dial has ended, or DialTimeout after its schedule, whatever
+	// became of the slots not started by then.
 	rampDone := make(chan struct{})
 	var pending atomic.Int64
 	pending.Store(int64(cfg.Conns))
@@ -81,19 +85,31 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	interval := cfg.dialInterval()
+	rampCtx, endRamp := context.WithDeadline(ctx, start.Add(time.Duration(cfg.Conns-1)*interval+cfg.DialTimeout))
+	defer endRamp()
+	permits := make(chan struct{}, MaxDialsInFlight)
+	connected := func() { <-permits }
 	for i := range cfg.Conns {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !pace.Sleep(ctx, d) {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !pace.Sleep(rampCtx, d) {
 			break
 		}
-		if ctx.Err() != nil {
+		select {
+		case permits <- struct{}{}:
+		case <-rampCtx.Done():
+		}
+		if rampCtx.Err() != nil {
 			break
 		}
-		wg.Go(func() { r.slot(loadCtx, attempted) })
+		wg.Go(func() { r.slot(loadCtx, attempted, connected) })
 	}
 	select {
 	case <-rampDone:
 		pace.Sleep(ctx, cfg.Duration) // the hold
-	case <-ctx.Done():
+	case <-rampCtx.Done():
+		if ctx.Err() == nil {
+			// The ramp ran out of time: hold what opened.
+			pace.Sleep(ctx, cfg.Duration)
+		}
 	}
 	interrupted := ctx.Err() != nil
 	end := time.Now()
@@ -105,7 +121,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// interruptGrace).
 	close(samplerStop)
 	samplerWG.Wait()
-	atEnd, procAtEnd := r.c.snapshot(), readProc()
+	atEnd := smp.read()
+	smp.closeUntil(atEnd, false)
 	grace := stopGrace
 	if interrupted {
 		grace = interruptGrace
@@ -114,11 +131,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	stopLoad()
 	wg.Wait()
 	// The last, partial second also gets the bytes and the CPU time of
-	// the teardown, so that the series adds up to the totals.
-	final := r.c.snapshot()
-	final.open = atEnd.open
-	procAtEnd.cpu = readProc().cpu
-	smp.close(final, r.c.probeMaxUS.Swap(0), procAtEnd)
+	// the teardown, so that the series adds up to the totals; its gauges
+	// are those of the load.
+	final := smp.read()
+	final.snap.open = atEnd.snap.open
+	final.proc.rss, final.proc.fds, final.proc.threads = atEnd.proc.rss, atEnd.proc.fds, atEnd.proc.threads
+	smp.close(final, r.c.probeMaxUS.Swap(0))
+	smp.release()
 
 	res := Result{
 		Target:          cfg.Target,
@@ -128,12 +147,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		Processes:       1,
 		Interrupted:     interrupted,
 		ConnsRequested:  cfg.Conns,
-		BytesUp:         final.bytesUp,
-		BytesDown:       final.bytesDown,
-		Disruptions:     final.disruptions,
+		BytesUp:         final.snap.bytesUp,
+		BytesDown:       final.snap.bytesDown,
+		Disruptions:     final.snap.disruptions,
 		Errors:          r.c.errors(),
-		Probes:          final.probes,
-		ProbeFailures:   final.probeFailures,
+		Probes:          final.snap.probes,
+		ProbeFailures:   final.snap.probeFailures,
 		Series:          smp.series,
 	}
 	for _, s := range res.Series {

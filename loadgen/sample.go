@@ -4,21 +4,32 @@ import "time"
 
 // sampler turns the run's cumulative counters into one Second per
 // wall-clock second, adding readings of the process and of the machine's
-// TCP counters. Only one goroutine uses it at a time: the sampling
-// goroutine during the run, Run after it.
-//
-// Process readings are cheap (see readProc). Sockets are never listed
-// (gopsutil's net.Connections took half a second at 18,000 of them): open
-// connections come from the run's own counter.
+// TCP counters (see procFiles). Only one goroutine uses it at a time: the
+// sampling goroutine during the run, Run after it.
 type sampler struct {
 	c        *counters
+	proc     *procFiles
 	onSecond func(Second)
 
-	nextT   int64    // the second being measured
-	last    snapshot // counters at the start of nextT
-	lastCPU float64  // process CPU seconds at the start of nextT
-	lastTCP tcpCounters
-	series  []Second
+	nextT  int64   // the second being measured
+	last   reading // at the start of nextT
+	series []Second
+}
+
+// reading is what the sampler reads at one instant: the run's counters,
+// the process and the machine's TCP counters.
+type reading struct {
+	at   time.Time
+	snap snapshot
+	proc procReading
+	tcp  tcpCounters
+}
+
+// procReading is a reading of the process: CPU seconds used so far,
+// resident memory, open descriptors and threads.
+type procReading struct {
+	cpu               float64
+	rss, fds, threads int64
 }
 
 // tcpCounters are the machine's TCP counters that a Second reports.
@@ -27,23 +38,27 @@ type tcpCounters struct {
 	retrans, estResets int64
 }
 
+// newSampler opens the /proc files it reads; release closes them.
 func newSampler(c *counters, start time.Time, onSecond func(Second)) *sampler {
-	return &sampler{
-		c:        c,
-		onSecond: onSecond,
-		nextT:    start.Unix(),
-		last:     c.snapshot(),
-		lastCPU:  readProc().cpu,
-		lastTCP:  readTCP(),
-	}
+	s := &sampler{c: c, proc: openProcFiles(), onSecond: onSecond, nextT: start.Unix()}
+	s.last = s.read()
+	return s
 }
 
-// loop closes a Second at every wall-clock second boundary until stop is
+func (s *sampler) read() reading {
+	return reading{at: time.Now(), snap: s.c.snapshot(), proc: s.proc.read(), tcp: s.proc.tcp()}
+}
+
+func (s *sampler) release() { s.proc.close() }
+
+// loop closes the Seconds at every wall-clock second boundary until stop is
 // closed, passing each to onSecond.
 //
-// Seconds are numbered, not read off the clock: a boundary handled late
-// (an overloaded machine) still closes the next second in turn, so the
-// series has no gaps and no duplicates.
+// Seconds are numbered, not read off the clock, so the series has no gaps
+// and no duplicates. A wake-up that comes late (an overloaded machine)
+// closes every second whose end has passed, sharing what was counted
+// since the last reading out over them by time: a late sampler must not
+// put three seconds of bytes into one second and none into the next two.
 func (s *sampler) loop(stop <-chan struct{}) {
 	t := time.NewTimer(time.Until(time.Unix(s.nextT+1, 0)))
 	defer t.Stop()
@@ -53,48 +68,94 @@ func (s *sampler) loop(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		sec := s.close(s.c.snapshot(), s.c.probeMaxUS.Swap(0), readProc())
-		if s.onSecond != nil {
-			s.onSecond(sec)
-		}
+		// The timer fired at a second's end (or, by the wall clock, a
+		// hair before it): that second closes in any case.
+		s.closeUntil(s.read(), true)
 		t.Reset(time.Until(time.Unix(s.nextT+1, 0)))
 	}
 }
 
-// close ends the second being measured with the counters in now and the
-// process reading proc, appends it to the series and returns it. Open is
-// now's reading.
-func (s *sampler) close(now snapshot, probeMaxUS int64, proc procReading) Second {
-	tcp := readTCP()
+// closeUntil closes every second that ended before now was read, and
+// tells onSecond of each; with atLeastOne, the second being measured
+// closes on now even if it has not quite ended.
+func (s *sampler) closeUntil(now reading, atLeastOne bool) {
+	for first := true; ; first = false {
+		end := time.Unix(s.nextT+1, 0)
+		if !end.Before(now.at) && !(atLeastOne && first) {
+			return
+		}
+		at := now
+		if end.Before(now.at) {
+			at = interpolate(s.last, now, end)
+		}
+		// The slowest probe since the last close goes to the first second
+		// closed now.
+		var probeMaxUS int64
+		if first {
+			probeMaxUS = s.c.probeMaxUS.Swap(0)
+		}
+		sec := s.close(at, probeMaxUS)
+		if s.onSecond != nil {
+			s.onSecond(sec)
+		}
+	}
+}
+
+// close ends the second being measured with the reading now, appends it to
+// the series and returns it. Open and the process gauges are now's.
+func (s *sampler) close(now reading, probeMaxUS int64) Second {
+	a, b := s.last.snap, now.snap
 	sec := Second{
 		T:             s.nextT,
-		BytesUp:       now.bytesUp - s.last.bytesUp,
-		BytesDown:     now.bytesDown - s.last.bytesDown,
-		Open:          now.open,
-		Connects:      now.connects - s.last.connects,
-		ConnectErrors: now.connectErrors - s.last.connectErrors,
-		Disruptions:   now.disruptions - s.last.disruptions,
-		Probes:        now.probes - s.last.probes,
-		ProbeFailures: now.probeFailures - s.last.probeFailures,
+		BytesUp:       b.bytesUp - a.bytesUp,
+		BytesDown:     b.bytesDown - a.bytesDown,
+		Open:          b.open,
+		Connects:      b.connects - a.connects,
+		ConnectErrors: b.connectErrors - a.connectErrors,
+		Disruptions:   b.disruptions - a.disruptions,
+		Probes:        b.probes - a.probes,
+		ProbeFailures: b.probeFailures - a.probeFailures,
 		ProbeMaxMS:    float64(probeMaxUS) / 1000,
-		CPUSeconds:    max(proc.cpu-s.lastCPU, 0),
-		RSSBytes:      proc.rss,
-		FDs:           proc.fds,
-		Threads:       proc.threads,
+		CPUSeconds:    max(now.proc.cpu-s.last.proc.cpu, 0),
+		RSSBytes:      now.proc.rss,
+		FDs:           now.proc.fds,
+		Threads:       now.proc.threads,
 	}
-	if tcp.ok && s.lastTCP.ok {
-		sec.TCPRetransmits = max(tcp.retrans-s.lastTCP.retrans, 0)
-		sec.TCPResets = max(tcp.estResets-s.lastTCP.estResets, 0)
+	if now.tcp.ok && s.last.tcp.ok {
+		sec.TCPRetransmits = max(now.tcp.retrans-s.last.tcp.retrans, 0)
+		sec.TCPResets = max(now.tcp.estResets-s.last.tcp.estResets, 0)
 	}
 	s.series = append(s.series, sec)
 	s.nextT++
-	s.last, s.lastCPU, s.lastTCP = now, proc.cpu, tcp
+	s.last = now
 	return sec
 }
 
-// procReading is a reading of the process: CPU seconds used so far,
-// resident memory, open descriptors and threads.
-type procReading struct {
-	cpu               float64
-	rss, fds, threads int64
+// interpolate estimates the reading at t, between a and b, assuming the
+// cumulative counters grew evenly from a to b; gauges are b's.
+func interpolate(a, b reading, t time.Time) reading {
+	span := b.at.Sub(a.at)
+	if span <= 0 {
+		return b
+	}
+	f := float64(t.Sub(a.at)) / float64(span)
+	lerp := func(x, y int64) int64 { return x + int64(f*float64(y-x)+0.5) }
+	r := b
+	r.at = t
+	r.snap = snapshot{
+		bytesUp:       lerp(a.snap.bytesUp, b.snap.bytesUp),
+		bytesDown:     lerp(a.snap.bytesDown, b.snap.bytesDown),
+		open:          b.snap.open,
+		connects:      lerp(a.snap.connects, b.snap.connects),
+		connectErrors: lerp(a.snap.connectErrors, b.snap.connectErrors),
+		disruptions:   lerp(a.snap.disruptions, b.snap.disruptions),
+		probes:        lerp(a.snap.probes, b.snap.probes),
+		probeFailures: lerp(a.snap.probeFailures, b.snap.probeFailures),
+	}
+	r.proc.cpu = a.proc.cpu + f*(b.proc.cpu-a.proc.cpu)
+	if a.tcp.ok && b.tcp.ok {
+		r.tcp.retrans = lerp(a.tcp.retrans, b.tcp.retrans)
+		r.tcp.estResets = lerp(a.tcp.estResets, b.tcp.estResets)
+	}
+	return r
 }

@@ -199,6 +199,13 @@ func yamlDocuments(data []byte) (int, error) {
 	}
 }
 
+// MaxLoadConns bounds load.conns times the configurations, whose loads run
+// side by side: the default suite's 2,000 connections for each of 4 peaked
+// at 1.8 GiB in one process, so 40,000 would take some 9 GiB of the 24 GiB
+// machine, and the container suite would need more descriptors than its
+// SOCKS5 ingresses may open.
+const MaxLoadConns = 40_000
+
 // Validate reports every field that is out of range, each named by its path.
 func (s Spec) Validate() error {
 	var errs []error
@@ -226,8 +233,12 @@ func (s Spec) Validate() error {
 			bad(path, "must lie within the run and last a positive time")
 		}
 	}
-	if s.Load.Conns < 0 {
+	switch total := min(s.Load.Conns, MaxLoadConns+1) * max(len(s.Configs), 1); {
+	case s.Load.Conns < 0:
 		bad("load.conns", "%d is negative", s.Load.Conns)
+	case total > MaxLoadConns:
+		bad("load.conns", "%d for each of %d configurations is more than the %d connections a run can hold at once",
+			s.Load.Conns, len(s.Configs), MaxLoadConns)
 	}
 	if s.Load.Share < 0 || s.Load.Share > 1 {
 		bad("load.share", "%v is outside 0..1", s.Load.Share)

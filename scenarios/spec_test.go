@@ -83,6 +83,8 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"duration: 2m", "duration: -2m", "duration"},
 		{"duration: 2m", "duration: soon", "duration"},
 		{"  conns: 500", "  conns: -5", "load.conns"},
+		{"  conns: 500", "  conns: 100000", "load.conns"},
+		{"  conns: 500", "  conns: 9223372036854775807", "load.conns"},
 		{"  share: 0.9", "  share: 1.5", "load.share"},
 		{"  direction: both", "  direction: sideways", "load.direction"},
 		{"    health: {mode: probe}", "    health: {mode: sometimes}", "configs[0].health"},

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
@@ -208,6 +209,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	if err := f.buildConfig(path, f.conns).Validate(); err != nil {
 		return usageError(stderr, name, err)
 	}
+	f.warnOverDescriptors(stderr)
 
 	levels := f.levels()
 	var results []loadgen.Result
@@ -294,6 +296,23 @@ func writeLoadOutputs(f *loadFlags, results []loadgen.Result) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// warnOverDescriptors warns when a process would be asked for more
+// connections than it may open descriptors: the rest would only fail with
+// "too many open files". A run through the in-process lab takes none.
+func (f *loadFlags) warnOverDescriptors(stderr io.Writer) {
+	limit := loadgen.OpenFileLimit()
+	if f.lab && f.procs <= 1 || limit == 0 {
+		return
+	}
+	most := slices.Max(f.levels())
+	perProc := (most + f.procs - 1) / f.procs
+	// Leave some for the process itself: its stdio, the poller, a sink.
+	if usable := limit - 64; perProc > usable {
+		fmt.Fprintf(stderr, "tunnelprobe load: warning: %d connections in one process, which may open %d files (one a connection):"+
+			" expect too_many_open_files errors; --procs %d would spread them\n", perProc, limit, (most+usable-1)/usable)
+	}
 }
 
 // expected returns how long a level of conns connections should take:

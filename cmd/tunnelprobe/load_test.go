@@ -495,3 +495,26 @@ func TestSecondMerger(t *testing.T) {
 		t.Errorf("shown %+v, want %+v", got, want)
 	}
 }
+
+func TestLoadWarnsOfMoreConnectionsThanDescriptors(t *testing.T) {
+	t.Parallel()
+	limit := loadgen.OpenFileLimit()
+	if limit == 0 {
+		t.Skip("no open-file limit on this system")
+	}
+	for _, tc := range []struct {
+		f    loadFlags
+		warn bool
+	}{
+		{loadFlags{conns: 2 * limit, procs: 1}, true},
+		{loadFlags{conns: 2 * limit, procs: 4}, false},
+		{loadFlags{conns: limit / 2, procs: 1}, false},
+		{loadFlags{conns: 2 * limit, procs: 1, lab: true}, false}, // the netstack takes no descriptors
+	} {
+		var stderr bytes.Buffer
+		tc.f.warnOverDescriptors(&stderr)
+		if got := strings.Contains(stderr.String(), "warning:"); got != tc.warn {
+			t.Errorf("%d conns over %d procs (lab %v): %q, want a warning: %v", tc.f.conns, tc.f.procs, tc.f.lab, stderr.String(), tc.warn)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package loadgen_test
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+func TestRunWithFarMoreConnectionsThanCanOpenEndsByItself(t *testing.T) {
+	// A path where no dial ever completes, as a sink whose backlog is full:
+	// each dial waits out DialTimeout.
+	var most atomic.Int64
+	stuck := middleware.DialerFunc(func(ctx context.Context, _, _ string) (net.Conn, error) {
+		n := int64(runtime.NumGoroutine())
+		for cur := most.Load(); n > cur && !most.CompareAndSwap(cur, n); cur = most.Load() {
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	const (
+		dialTimeout = 200 * time.Millisecond
+		hold        = 300 * time.Millisecond
+	)
+	before := runtime.NumGoroutine()
+	res, err := loadgen.Run(context.Background(), loadgen.Config{
+		Target: "127.0.0.1:9", Dialer: stuck, Conns: 100_000,
+		DialTimeout: dialTimeout, Duration: hold,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ramp ends DialTimeout after its schedule (all at once here),
+	// whatever became of the 100,000 slots; then the hold.
+	if limit := (dialTimeout + hold + 2*time.Second).Seconds(); res.DurationSeconds > limit {
+		t.Errorf("the run took %.1f s, want the ramp's deadline and the hold (under %.1f s)", res.DurationSeconds, limit)
+	}
+	// Goroutines follow connections opened (none) and dials in flight,
+	// not connections requested.
+	if extra := most.Load() - int64(before); extra > 3*loadgen.MaxDialsInFlight {
+		t.Errorf("%d goroutines during a run that opened nothing, want about %d (the dials in flight)", extra, 2*loadgen.MaxDialsInFlight)
+	}
+	if res.ConnsAchieved != 0 || res.ConnsRequested != 100_000 {
+		t.Errorf("achieved %d of %d", res.ConnsAchieved, res.ConnsRequested)
+	}
+}
