@@ -230,6 +230,8 @@ func TestBadInput(t *testing.T) {
 		{http.MethodGet, "/?format=xml", 400, "format"},
 		{http.MethodGet, "/check/?format=yaml", 400, "format"},
 		{http.MethodGet, "/?wait=%zz", 400, "malformed"},
+		{http.MethodGet, "/?wait=NaN", 400, "not a duration"},
+		{http.MethodGet, "/check/?timeout=Inf", 400, "not a duration"},
 	} {
 		r := do(t, tc.method, srv.URL+tc.path)
 		if r.code != tc.code || !strings.Contains(r.body, tc.mention) {
@@ -445,4 +447,53 @@ func TestRequestCancelledByTheServerStillGetsAnAnswer(t *testing.T) {
 	if w.Code != http.StatusServiceUnavailable || !strings.HasPrefix(w.Body.String(), "fail: ") {
 		t.Errorf("%d %q, want a 503 failure", w.Code, w.Body.String())
 	}
+}
+
+func TestAcceptHeaderIsParsed(t *testing.T) {
+	_, srv := server(t, passing(), middleware.Config{})
+	for _, tc := range []struct {
+		accept string
+		json   bool
+	}{
+		{"", false},
+		{"*/*", false},
+		{"application/json", true},
+		{"Application/JSON", true},
+		{"application/health+json", true},
+		{"application/json;q=0", false},
+		{"application/json; q=0.0, text/plain", false},
+		{"application/jsonfoo", false},
+		{"application/json-seq", false},
+		{"text/plain;q=0.5, application/json", true},
+		{"text/plain, application/json;q=0.5", false},
+		{"application/json, */*", true},
+		{"application/json;q=0.8, */*", false},
+		{"text/html, application/json;q=0.9", true},
+		{"application/json;q=nonsense", false},
+	} {
+		r := get(t, srv.URL+"/check/", "Accept", tc.accept)
+		if got := r.header.Get("Content-Type") == "application/health+json"; got != tc.json {
+			t.Errorf("Accept %q: %s, want JSON %v", tc.accept, r.header.Get("Content-Type"), tc.json)
+		}
+	}
+}
+
+func FuzzAcceptHeader(f *testing.F) {
+	for _, s := range []string{"application/json;q=0.5, text/*;q=0.6", "*/*;q=", ";;,;q=1e9", "application/*"} {
+		f.Add(s)
+	}
+	m, err := middleware.New(passing(), middleware.Config{Mode: middleware.ModeProbe})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := m.StatusHandler()
+	f.Fuzz(func(t *testing.T, accept string) {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Accept", accept)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if ct := w.Header().Get("Content-Type"); ct != "application/health+json" && ct != "text/plain; charset=utf-8" {
+			t.Errorf("Accept %q: Content-Type %q", accept, ct)
+		}
+	})
 }

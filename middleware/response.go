@@ -3,6 +3,7 @@ package middleware
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -129,8 +130,57 @@ func wantsJSON(r *http.Request, q url.Values) (bool, error) {
 	default:
 		return false, fmt.Errorf("format: %q is neither text nor json", f)
 	}
-	accept := r.Header.Get("Accept")
-	return strings.Contains(accept, "application/health+json") || strings.Contains(accept, "application/json"), nil
+	return prefersJSON(r.Header.Values("Accept")), nil
+}
+
+// prefersJSON reads Accept headers (RFC 9110, section 12.5.1) and reports
+// whether they rank JSON (application/health+json, application/json or
+// application/*) above plain text (text/plain, text/* or */*). A type with
+// q=0 is not acceptable; on a tie, a type named outright beats a wildcard;
+// no header at all means text.
+func prefersJSON(headers []string) bool {
+	var qJSON, qText float64
+	textNamed := false
+	for _, h := range headers {
+		for mediaRange := range strings.SplitSeq(h, ",") {
+			typ, q := parseMediaRange(mediaRange)
+			switch typ {
+			case "application/health+json", "application/json", "application/*":
+				qJSON = max(qJSON, q)
+			case "text/plain":
+				if q >= qText {
+					textNamed = true
+				}
+				qText = max(qText, q)
+			case "text/*", "*/*":
+				if q > qText {
+					textNamed = false
+				}
+				qText = max(qText, q)
+			}
+		}
+	}
+	return qJSON > 0 && (qJSON > qText || qJSON == qText && !textNamed)
+}
+
+// parseMediaRange returns a media range's type, lower-cased, and its
+// weight: 1 unless a valid q parameter says otherwise, 0 for an invalid one.
+func parseMediaRange(s string) (typ string, q float64) {
+	typ, params, _ := strings.Cut(s, ";")
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	q = 1
+	for p := range strings.SplitSeq(params, ";") {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "q") {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+			return typ, 0
+		}
+		q = v
+	}
+	return typ, q
 }
 
 // durationParam parses a non-negative duration query parameter given as a
@@ -143,7 +193,7 @@ func durationParam(q url.Values, name string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		secs, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || secs > float64(1<<62)/float64(time.Second) {
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || secs > float64(1<<62)/float64(time.Second) {
 			return 0, fmt.Errorf("%s: %q is not a duration such as 10s or 1m", name, s)
 		}
 		d = time.Duration(secs * float64(time.Second))
