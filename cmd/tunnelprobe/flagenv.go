@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,10 @@ type listValue interface {
 // variables of all of them are ignored.
 func parseWithEnv(fs *flag.FlagSet, args []string, getenv func(string) string, exclusive ...[]string) error {
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return doubleDash(err)
 	}
 	onCommandLine := make(map[string]bool)
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
@@ -73,6 +77,26 @@ func parseWithEnv(fs *flag.FlagSet, args []string, getenv func(string) string, e
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// doubleDash rewrites a flag package error to name its flag with two dashes,
+// as every other message of ours and the usage do.
+func doubleDash(err error) error {
+	msg := err.Error()
+	for _, prefix := range []string{"flag provided but not defined: -", "flag needs an argument: -"} {
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			return errors.New(prefix + "-" + rest)
+		}
+	}
+	// invalid value "V" for flag -NAME: ERR, where V is quoted by %q.
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if v, err := strconv.QuotedPrefix(rest); err == nil {
+			if tail, ok := strings.CutPrefix(rest[len(v):], " for flag -"); ok {
+				return fmt.Errorf("invalid value %s for flag --%s", v, tail)
+			}
+		}
+	}
+	return err
 }
 
 // printFlags writes the flags of fs to w, each with its environment
@@ -293,4 +317,48 @@ func (v *choiceValue) Set(s string) error {
 		}
 	}
 	return fmt.Errorf("want one of %s", strings.Join(v.choices, ", "))
+}
+
+// addrValue is a host:port flag, checked when it is set so that a
+// malformed address is a usage error naming the flag rather than a failure
+// to listen. With allowEmpty, "" means none.
+type addrValue struct {
+	s          *string
+	allowEmpty bool
+}
+
+// newAddr registers nothing: it sets *p to def and returns the flag value.
+func newAddr(p *string, def string, allowEmpty bool) *addrValue {
+	*p = def
+	return &addrValue{s: p, allowEmpty: allowEmpty}
+}
+
+// addrFlag is newAddr for a new string.
+func addrFlag(fs *flag.FlagSet, name, def string, allowEmpty bool, usage string) *string {
+	p := new(string)
+	fs.Var(newAddr(p, def, allowEmpty), name, usage)
+	return p
+}
+
+func (v *addrValue) String() string {
+	if v == nil || v.s == nil {
+		return ""
+	}
+	return *v.s
+}
+
+func (v *addrValue) Set(s string) error {
+	if s == "" && v.allowEmpty {
+		*v.s = s
+		return nil
+	}
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return errors.New("not a host:port address such as 127.0.0.1:9999 or :9999")
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	*v.s = s
+	return nil
 }

@@ -41,8 +41,8 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("tunnelprobe lab", flag.ContinueOnError)
 	lf := addLinkFlags(fs)
-	socks := fs.String("socks5", "127.0.0.1:1080", "SOCKS5 ingress address into the tunnel; empty for none")
-	control := fs.String("control", "127.0.0.1:8088", "HTTP control address (GET/PUT /link, POST /restart); empty for none")
+	socks := addrFlag(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address` into the tunnel; empty for none")
+	control := addrFlag(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link, POST /restart); empty for none")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
 	health := registerLabHealth(fs, "the lab's TLS target")
 	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
@@ -102,7 +102,7 @@ func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
 	h := &labHealthFlags{}
 	h.registerMonitor(fs)
 	h.registerLog(fs)
-	h.addr = fs.String("serve", "", "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
+	h.addr = addrFlag(fs, "serve", "", true, "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
 		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
 	return h
 }
@@ -222,8 +222,8 @@ func serveControl(ctx context.Context, addr string, h http.Handler, stdout, stde
 	return 0
 }
 
-// keyFlag loads the private key at path, generating and writing it first
-// if the file does not exist.
+// loadOrCreateKey loads the private key at path, generating and writing it
+// first if the file does not exist.
 func loadOrCreateKey(path string) (harness.Key, error) {
 	if path == "" {
 		return harness.GenerateKey()
@@ -237,10 +237,12 @@ func loadOrCreateKey(path string) (harness.Key, error) {
 	return k, err
 }
 
-// peerKey reads a public key given in base64 or as a file holding it.
 // roleKeys returns a role's own key (--key) and its peer's public key
 // (--peer); an error names the flag.
 func roleKeys(keyFile, peer string) (key, peerPub harness.Key, err error) {
+	if peer == "" {
+		return key, peerPub, errors.New("flag --peer is required: the peer's public key, in base64 or a file holding it")
+	}
 	if peerPub, err = peerKey(peer); err != nil {
 		return key, peerPub, fmt.Errorf("invalid value for flag --peer: %w", err)
 	}
@@ -250,6 +252,7 @@ func roleKeys(keyFile, peer string) (key, peerPub harness.Key, err error) {
 	return key, peerPub, nil
 }
 
+// peerKey reads a public key given in base64 or as a file holding it.
 func peerKey(v string) (harness.Key, error) {
 	if k, err := harness.ParseKey(v); err == nil {
 		return k, nil
@@ -274,7 +277,7 @@ func resolveUDP(ctx context.Context, s string) (netip.AddrPort, error) {
 
 func runLabServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab server", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:51820", "WireGuard UDP address")
+	listen := addrFlag(fs, "listen", "127.0.0.1:51820", false, "WireGuard UDP `address`")
 	keyFile := fs.String("key", "", "private key file (created if missing); empty generates a key")
 	pubOut := fs.String("pub-out", "", "write the public key to this file")
 	peer := fs.String("peer", "", "the client's public key, base64 or a file holding it (required)")
@@ -284,8 +287,7 @@ func runLabServer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	key, pk, err := roleKeys(*keyFile, *peer)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+		return usageError(stderr, fs.Name(), err)
 	}
 	srv := harness.NewServer(harness.ServerConfig{PrivateKey: key, ClientPublicKey: pk, Listen: *listen})
 	if err := srv.Start(ctx); err != nil {
@@ -321,9 +323,9 @@ func writeOutputs(pubOut string, pub harness.Key, caOut string, ca []byte, stder
 func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab link", flag.ContinueOnError)
 	lf := addLinkFlags(fs)
-	listen := fs.String("listen", "127.0.0.1:51821", "UDP address the client peer sends to")
+	listen := addrFlag(fs, "listen", "127.0.0.1:51821", false, "UDP `address` the client peer sends to")
 	server := fs.String("server", "127.0.0.1:51820", "the server peer's UDP address")
-	control := fs.String("control", "127.0.0.1:8088", "HTTP control address (GET/PUT /link); empty for none")
+	control := addrFlag(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link); empty for none")
 	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
 		return code
 	}
@@ -372,13 +374,13 @@ func serverSideListen(server netip.AddrPort) (string, error) {
 
 func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab client", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:0", "WireGuard UDP address")
+	listen := addrFlag(fs, "listen", "127.0.0.1:0", false, "WireGuard UDP `address`")
 	endpoint := fs.String("endpoint", "127.0.0.1:51821", "where to send: the link, or the server peer")
 	keyFile := fs.String("key", "", "private key file (created if missing); empty generates a key")
 	pubOut := fs.String("pub-out", "", "write the public key to this file")
 	peer := fs.String("peer", "", "the server's public key, base64 or a file holding it (required)")
-	socks := fs.String("socks5", "127.0.0.1:1080", "SOCKS5 ingress address; empty for none")
-	control := fs.String("control", "", "HTTP control address (POST /restart); empty for none")
+	socks := addrFlag(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address`; empty for none")
+	control := addrFlag(fs, "control", "", true, "HTTP control `address` (POST /restart); empty for none")
 	// The health server, as in the one-process lab. The target's CA comes
 	// from the server peer (its --ca-out), in a file shared with it.
 	health := registerLabHealth(fs, "the TLS target")
@@ -395,8 +397,7 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	key, pk, err := roleKeys(*keyFile, *peer)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+		return usageError(stderr, fs.Name(), err)
 	}
 	ep, err := resolveUDP(ctx, *endpoint)
 	if err != nil {

@@ -235,3 +235,26 @@ func TestLabServeChecksTheTargetThroughTheTunnel(t *testing.T) {
 		t.Errorf("after the outage: %d %q", code, body)
 	}
 }
+
+func TestLabBadUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string // in stderr, after the command's name
+	}{
+		{[]string{"server"}, "tunnelprobe lab server: flag --peer is required"},
+		// The address is checked first: no key file is read for it.
+		{[]string{"server", "--listen", "bad"}, `tunnelprobe lab server: invalid value "bad" for flag --listen`},
+		{[]string{"client", "--socks5", "nowhere"}, "flag --socks5"},
+		{[]string{"link", "--control", "x:y"}, `port "y"`},
+		{[]string{"--control", "x"}, "tunnelprobe lab: invalid value"},
+		{[]string{"--serve", "127.0.0.1"}, "flag --serve"},
+	} {
+		var stdout, stderr bytes.Buffer
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // should a bad input slip through, nothing stays up
+		if code := runLab(ctx, tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("lab %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.link.queue, "link-queue", "256p", "with --lab: queue `limit` per direction, packets (\"256p\") or bytes (\"256KB\")")
 	fs.StringVar(&f.link.loss, "link-loss", "0", "with --lab: random loss `probability`, 0..1 or \"1%\"")
 	fs.Uint64Var(&f.link.seed, "link-seed", 1, "with --lab: `seed` of the random loss")
-	fs.StringVar(&f.socks5, "socks5", "", "dial through the SOCKS5 proxy at `address`")
+	fs.Var(newAddr(&f.socks5, "", true), "socks5", "dial through the SOCKS5 proxy at `address`")
 	fs.Var(newInt(&f.conns, 100, 1), "conns", "`count` of connections to open and hold")
 	fs.Var(&f.connectRate, "connect-rate", "ramp: open `N` new connections per second, 0 for as fast as possible; excludes --ramp")
 	fs.Var(newDuration(&f.ramp, 0, true), "ramp", "ramp: open the connections evenly over this `duration`; excludes --connect-rate")

@@ -44,7 +44,7 @@ type loadMetrics struct {
 // registerLoadMetrics registers --metrics on fs.
 func registerLoadMetrics(fs *flag.FlagSet) *loadMetrics {
 	m := &loadMetrics{}
-	fs.StringVar(&m.addr, "metrics", "", "serve the live counters as Prometheus metrics at /metrics on this `address`, e.g. :9100; empty for none")
+	fs.Var(newAddr(&m.addr, "", true), "metrics", "serve the live counters as Prometheus metrics at /metrics on this `address`, e.g. :9100; empty for none")
 	return m
 }
 

@@ -86,7 +86,7 @@ func runProbe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // probeCommand is runProbe with the environment read through getenv.
 func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	fs := flag.NewFlagSet("tunnelprobe probe", flag.ContinueOnError)
 	var f probeFlags
 	f.register(fs)
 	if code, ok := parseCommand(fs, args, getenv, probeUsage, stdout, stderr, probeExclusive...); !ok {
@@ -119,7 +119,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return usageError(stderr, fs.Name(), err)
 		}
 		if err := d.Run(ctx); err != nil {
-			fmt.Fprintf(stderr, "probe: %v\n", err)
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 			return 1
 		}
 		return p.verdict(d.WasUnhealthy(), "the target became unhealthy")
@@ -137,7 +137,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return usageError(stderr, fs.Name(), err)
 	}
 	if err := k.Run(ctx); err != nil {
-		fmt.Fprintf(stderr, "probe: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
 	if typ == scenarios.Readiness {

@@ -54,6 +54,9 @@ func TestProbeUsageErrors(t *testing.T) {
 			if !strings.Contains(stderr, tt.want) {
 				t.Errorf("stderr does not name %q:\n%s", tt.want, stderr)
 			}
+			if !strings.HasPrefix(stderr, "tunnelprobe probe: ") {
+				t.Errorf("stderr does not name the command:\n%s", stderr)
+			}
 			if stdout != "" {
 				t.Errorf("stdout: %s", stdout)
 			}

@@ -77,7 +77,7 @@ var serveExclusive = [][]string{{"timeout", "timeouts"}}
 // register registers every flag of the serve command on fs. Parse them with
 // parseWithEnv(fs, args, getenv, serveExclusive...).
 func (f *serveFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.listen, "listen", ":9999", "`address` to serve the health endpoints on; port 0 picks a free port")
+	fs.Var(newAddr(&f.listen, ":9999", false), "listen", "`address` to serve the health endpoints on; port 0 picks a free port")
 	f.registerCheck(fs)
 	f.registerMonitor(fs)
 	f.registerLog(fs)

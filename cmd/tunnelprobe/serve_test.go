@@ -327,7 +327,11 @@ func TestServeBadUsage(t *testing.T) {
 		env  map[string]string
 		want []string // in stderr
 	}{
-		{"mode", []string{"--mode", "bogus"}, nil, []string{"-mode"}},
+		{"mode", []string{"--mode", "bogus"}, nil, []string{"--mode"}},
+		{"malformed listen", []string{"--listen", "nonsense"}, nil, []string{"--listen", "host:port"}},
+		{"listen port", []string{"--listen", ":99999"}, nil, []string{"--listen", "99999"}},
+		{"env listen", nil, map[string]string{"TUNNELPROBE_LISTEN": "nonsense"}, []string{"--listen", "TUNNELPROBE_LISTEN"}},
+		{"heal timeout", []string{"--heal-timeout", "0"}, nil, []string{"--heal-timeout"}},
 		{"negative period", []string{"--period", "-1s"}, nil, []string{"-period"}},
 		{"zero timeout", []string{"--timeout", "0"}, nil, []string{"-timeout"}},
 		{"timeout and timeouts", []string{"--timeout", "1s", "--timeouts", "2s,4s"}, nil, []string{"--timeout", "--timeouts"}},
@@ -335,7 +339,7 @@ func TestServeBadUsage(t *testing.T) {
 		{"check kind", []string{"--check", "ftp"}, nil, []string{"-check"}},
 		{"failure threshold", []string{"--failure-threshold", "-1"}, nil, []string{"-failure-threshold"}},
 		{"missing CA file", []string{"--tls-ca", filepath.Join(t.TempDir(), "missing.pem")}, nil, []string{"-tls-ca"}},
-		{"unknown flag", []string{"--bogus"}, nil, []string{"-bogus"}},
+		{"unknown flag", []string{"--bogus"}, nil, []string{"--bogus"}},
 		{"positional argument", []string{"--mode", "probe", "stray"}, nil, []string{`"stray"`}},
 		{"log level", []string{"--log-level", "loud"}, nil, []string{"-log-level"}},
 		{"http target not a URL", []string{"--check", "http", "--target", "example.com:80"}, nil, []string{"--target"}},
@@ -355,7 +359,10 @@ func TestServeBadUsage(t *testing.T) {
 			// context ends it at once rather than hanging the test.
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			args := append([]string{"--listen", "127.0.0.1:0"}, tt.args...)
+			args := tt.args
+			if tt.env["TUNNELPROBE_LISTEN"] == "" {
+				args = append([]string{"--listen", "127.0.0.1:0"}, args...)
+			}
 			if code := serve(ctx, args, envMap(tt.env), &stdout, stderr); code != 2 {
 				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
 			}

@@ -141,10 +141,10 @@ type sinkFlags struct {
 }
 
 func (f *sinkFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:9000", "`address` to listen on; port 0 picks a free port")
+	fs.Var(newAddr(&f.listen, "127.0.0.1:9000", false), "listen", "`address` to listen on; port 0 picks a free port")
 	fs.BoolVar(&f.echo, "echo", false, "write back everything received instead of discarding it")
 	fs.Var(newInt(&f.procs, 1, 1), "procs", "`count` of processes sharing the port (SO_REUSEPORT), each with its own open-file limit")
-	fs.StringVar(&f.stats, "stats", "", "`address` to serve the counters on as JSON (GET /); empty for none")
+	fs.Var(newAddr(&f.stats, "", true), "stats", "`address` to serve the counters on as JSON (GET /); empty for none")
 }
 
 // sinkTotals is what --stats serves and what is printed on exit.
