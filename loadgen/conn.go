@@ -21,7 +21,7 @@ const (
 	// replaces it when ctx ended the run, which must then stop within
 	// 2 s.
 	stopGrace      = 5 * time.Second
-	interruptGrace = 500 * time.Millisecond
+	interruptGrace = 250 * time.Millisecond
 )
 
 var (

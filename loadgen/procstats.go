@@ -17,7 +17,7 @@ import (
 // used by one goroutine at a time.
 type procFiles struct {
 	stat, snmp, fdDir *os.File
-	buf               []byte
+	buf, dirBuf       []byte
 }
 
 // Linux reports CPU times in clock ticks of 1/100 s (USER_HZ) and RSS in
@@ -35,10 +35,11 @@ func openProcFiles() *procFiles {
 		return f
 	}
 	return &procFiles{
-		stat:  open("/proc/self/stat"),
-		snmp:  open("/proc/net/snmp"),
-		fdDir: open("/proc/self/fd"),
-		buf:   make([]byte, 0, 4096),
+		stat:   open("/proc/self/stat"),
+		snmp:   open("/proc/net/snmp"),
+		fdDir:  open("/proc/self/fd"),
+		buf:    make([]byte, 0, 4096),
+		dirBuf: make([]byte, 32<<10),
 	}
 }
 
@@ -94,11 +95,7 @@ func (p *procFiles) read() procReading {
 		}
 	}
 	if p.fdDir != nil {
-		if _, err := p.fdDir.Seek(0, io.SeekStart); err == nil {
-			if names, err := p.fdDir.Readdirnames(-1); err == nil {
-				r.fds = int64(len(names))
-			}
-		}
+		r.fds = p.countFDs()
 	}
 	return r
 }

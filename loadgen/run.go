@@ -114,21 +114,23 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	interrupted := ctx.Err() != nil
 	end := time.Now()
 
-	// Stop: the sampler first, so that the last readings of Open, RSS,
-	// FDs and Threads are those of the load, not of its teardown; then
-	// every connection, which ends with the handshake that makes byte
-	// counts agree with the sink's (bounded by stopGrace, or
-	// interruptGrace).
+	// Stop: the sampler first, and the last readings of Open, RSS, FDs
+	// and Threads taken here, so that they are those of the load, not of
+	// its teardown; then every connection, which ends with the handshake
+	// that makes byte counts agree with the sink's (bounded by stopGrace,
+	// or interruptGrace). Nothing waits for the sampler before the
+	// connections are told to stop: on a machine saturated by thousands of
+	// greedy writers, every goroutine hand-off costs a scheduling round.
 	close(samplerStop)
-	samplerWG.Wait()
 	atEnd := smp.read()
-	smp.closeUntil(atEnd, false)
 	grace := stopGrace
 	if interrupted {
 		grace = interruptGrace
 	}
 	r.grace.Store(int64(grace))
 	stopLoad()
+	samplerWG.Wait()
+	smp.closeUntil(atEnd, false)
 	wg.Wait()
 	// The last, partial second also gets the bytes and the CPU time of
 	// the teardown, so that the series adds up to the totals; its gauges

@@ -1,13 +1,18 @@
 package loadgen
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // sampler turns the run's cumulative counters into one Second per
 // wall-clock second, adding readings of the process and of the machine's
-// TCP counters (see procFiles). Only one goroutine uses it at a time: the
-// sampling goroutine during the run, Run after it.
+// TCP counters (see procFiles). Only one goroutine closes seconds at a
+// time: the sampling goroutine during the run, Run after it; read may be
+// called by both.
 type sampler struct {
 	c        *counters
+	readMu   sync.Mutex // guards proc, whose buffers are reused
 	proc     *procFiles
 	onSecond func(Second)
 
@@ -46,6 +51,8 @@ func newSampler(c *counters, start time.Time, onSecond func(Second)) *sampler {
 }
 
 func (s *sampler) read() reading {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
 	return reading{at: time.Now(), snap: s.c.snapshot(), proc: s.proc.read(), tcp: s.proc.tcp()}
 }
 
@@ -79,6 +86,9 @@ func (s *sampler) loop(stop <-chan struct{}) {
 // tells onSecond of each; with atLeastOne, the second being measured
 // closes on now even if it has not quite ended.
 func (s *sampler) closeUntil(now reading, atLeastOne bool) {
+	if now.at.Before(s.last.at) {
+		return // the sampler closed a second after now was read
+	}
 	for first := true; ; first = false {
 		end := time.Unix(s.nextT+1, 0)
 		if !end.Before(now.at) && !(atLeastOne && first) {

@@ -83,3 +83,27 @@ func TestProcFilesReadWithNoDescriptorLeft(t *testing.T) {
 		t.Error("TCP counters unread with no descriptor left")
 	}
 }
+
+func TestProcFilesCountDescriptors(t *testing.T) {
+	p := openProcFiles()
+	defer p.close()
+	if p.fdDir == nil {
+		t.Skip("no /proc")
+	}
+	before := p.read().fds
+	var files []*os.File
+	for range 50 {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	after := p.read().fds
+	for _, f := range files {
+		f.Close()
+	}
+	if after-before != 50 {
+		t.Errorf("%d descriptors, then %d after opening 50 files", before, after)
+	}
+}
