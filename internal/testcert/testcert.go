@@ -1,6 +1,6 @@
 // Package testcert makes throwaway certificates for tests: a CA and one leaf
-// it signs, generated in memory on every call of [New] by the lab's own CA
-// ([harness.NewCA]), so no key material lives in the repository and no test
+// it signs, generated in memory on every call of [New] by package pki, as
+// the lab's CA is, so no key material lives in the repository and no test
 // depends on the system's roots.
 //
 // Trust the CA with [Bundle.Pool] (or [Bundle.CAPEM] for code that loads a
@@ -12,7 +12,7 @@ import (
 	"crypto/x509"
 	"fmt"
 
-	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/internal/pki"
 )
 
 // Bundle is a CA and a leaf certificate signed by it.
@@ -31,7 +31,7 @@ func New(hosts ...string) (*Bundle, error) {
 	if len(hosts) == 0 {
 		hosts = []string{"localhost", "127.0.0.1", "::1"}
 	}
-	ca, err := harness.NewCA()
+	ca, err := pki.NewCA()
 	if err != nil {
 		return nil, fmt.Errorf("testcert: CA: %w", err)
 	}
