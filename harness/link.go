@@ -158,11 +158,6 @@ func (l *Link) Settings() Settings {
 	return l.set
 }
 
-// SetSettings replaces the settings; it is Update with an assignment.
-func (l *Link) SetSettings(s Settings) error {
-	return l.Update(func(cur *Settings) { *cur = s })
-}
-
 // Update changes the settings atomically: f edits a copy, which is
 // validated and then applied to both directions at once. Concurrent Updates
 // do not lose each other's changes.

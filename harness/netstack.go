@@ -82,7 +82,7 @@ func newNetTUN(addr netip.Addr, mtu int, bufs Buffers, hosts map[string]netip.Ad
 	fail := func(what string, err tcpip.Error) (*netTUN, error) {
 		s.Destroy()
 		cancel()
-		return nil, fmt.Errorf("harness: netstack %s: %v", what, err)
+		return nil, fmt.Errorf("harness: netstack %s: %v", what, err) // a tcpip.Error is no error
 	}
 	sack := tcpip.TCPSACKEnabled(true)
 	if err := s.SetTransportProtocolOption(tcp.ProtocolNumber, &sack); err != nil {

@@ -263,9 +263,8 @@ func (s *Server) TLSAddr() netip.AddrPort  { return netip.AddrPortFrom(s.cfg.Add
 func (s *Server) SinkAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, SinkPort) }
 func (s *Server) EchoAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, EchoPort) }
 
-// SinkStats and EchoStats are the counters of the two sinks.
+// SinkStats are the counters of the discarding sink.
 func (s *Server) SinkStats() sink.Stats { return s.sink.Stats() }
-func (s *Server) EchoStats() sink.Stats { return s.echo.Stats() }
 
 // ClientConfig configures the client peer. Zero fields take the defaults
 // in their comments.

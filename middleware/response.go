@@ -208,7 +208,7 @@ func durationParam(q url.Values, name string) (time.Duration, error) {
 func parseQuery(r *http.Request) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, fmt.Errorf("malformed query string: %v", err)
+		return nil, fmt.Errorf("malformed query string: %w", err)
 	}
 	return q, nil
 }

@@ -269,8 +269,11 @@ func resolveUDP(ctx context.Context, s string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, err
 	}
 	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
-	if err != nil || len(ips) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("resolve %s: %v", host, err)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(ips) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("resolve %s: no IPv4 address", host)
 	}
 	return netip.ParseAddrPort(net.JoinHostPort(ips[0].String(), port))
 }

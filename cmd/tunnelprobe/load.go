@@ -166,7 +166,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func loadCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe load"
 	if len(args) > 0 && args[0] == "merge" {
-		return loadMerge(ctx, args[1:], getenv, stdout, stderr) // loadmerge.go
+		return loadMerge(args[1:], getenv, stdout, stderr) // loadmerge.go
 	}
 	isChild := len(args) > 0 && args[0] == childMode
 	if isChild {

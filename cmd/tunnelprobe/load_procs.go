@@ -111,7 +111,7 @@ func runProcs(ctx context.Context, f *loadFlags, p *loadPath, conns int, onSecon
 					readyClosed = true
 					close(pr.ready)
 				case m.Second != nil:
-					merger.add(i, *m.Second)
+					merger.add(*m.Second)
 				case m.Result != nil:
 					pr.result = m.Result
 				case m.Error != "":
@@ -283,7 +283,7 @@ func newSecondMerger(n int, emit func(loadgen.Second)) *secondMerger {
 	return &secondMerger{n: n, emit: emit, pending: map[int64]*pendingSecond{}}
 }
 
-func (m *secondMerger) add(_ int, s loadgen.Second) {
+func (m *secondMerger) add(s loadgen.Second) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s.T <= m.last {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -36,7 +35,7 @@ func (f *loadMergeFlags) register(fs *flag.FlagSet) {
 }
 
 // loadMerge is "tunnelprobe load merge"; args follow "merge".
-func loadMerge(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe load merge"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"io"
 	"math"
@@ -134,7 +133,7 @@ func TestLoadMergeEqualsOneRun(t *testing.T) {
 	out := filepath.Join(dir, "merged.json")
 	var stdout, stderr bytes.Buffer
 	args := append([]string{files[0], "--json", out}, files[1:]...) // flags between the files
-	if code := loadMerge(context.Background(), args, noEnv, &stdout, &stderr); code != 0 {
+	if code := loadMerge(args, noEnv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, &stderr)
 	}
 	if !strings.HasPrefix(stdout.String(), "merged 5 results\n") {
@@ -215,7 +214,7 @@ func TestLoadMergeSweeps(t *testing.T) {
 	}
 	out := filepath.Join(dir, "merged.json")
 	var stdout, stderr bytes.Buffer
-	if code := loadMerge(context.Background(), append([]string{"--json", out}, files...), noEnv, &stdout, &stderr); code != 0 {
+	if code := loadMerge(append([]string{"--json", out}, files...), noEnv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, &stderr)
 	}
 	rep, err := readLoadReport(out)
@@ -276,7 +275,7 @@ func TestLoadMergeErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := loadMerge(context.Background(), tc.args, noEnv, &stdout, &stderr); code != tc.code {
+			if code := loadMerge(tc.args, noEnv, &stdout, &stderr); code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, &stderr)
 			}
 			if !strings.Contains(stderr.String(), tc.want) {
@@ -289,7 +288,7 @@ func TestLoadMergeErrors(t *testing.T) {
 func TestLoadMergeHelp(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	if code := loadMerge(context.Background(), []string{"--help"}, noEnv, &stdout, &stderr); code != 0 {
+	if code := loadMerge([]string{"--help"}, noEnv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for _, s := range []string{"Usage: tunnelprobe load merge", "--json", "TUNNELPROBE_JSON"} {
