@@ -22,9 +22,10 @@ type flightGroup struct {
 }
 
 type flight struct {
-	done   chan struct{} // closed once result is set
-	result Result
-	cancel context.CancelFunc
+	done    chan struct{} // closed once result is set
+	result  Result
+	cancel  context.CancelFunc
+	started time.Time // when the first caller asked for it
 
 	// Guarded by flightGroup.mu.
 	waiters int
@@ -65,7 +66,7 @@ func (m *Monitor) join() *flight {
 	joinedRunning := f != nil
 	if f == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		f = &flight{done: make(chan struct{}), cancel: cancel}
+		f = &flight{done: make(chan struct{}), cancel: cancel, started: m.cfg.Clock.Now()}
 		g.current = f
 		// Owned by the flight's callers: the last one to leave cancels it
 		// and waits on done.
@@ -118,12 +119,11 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 	limit := m.cfg.MaxCheckTimeout
 	ctx, cancel := clockwork.WithTimeout(ctx, m.cfg.Clock, limit)
 	defer cancel()
-	start := m.cfg.Clock.Now()
 	r := m.execute(ctx, SourceProbe, limit, func() stop {
 		m.flights.mu.Lock()
 		left, deadline := f.left, f.deadline
 		m.flights.mu.Unlock()
-		return m.probeStop(left, deadline, m.cfg.Clock.Since(start))
+		return m.probeStop(left, deadline, m.cfg.Clock.Since(f.started))
 	})
 	m.flights.mu.Lock()
 	if m.flights.current == f {
