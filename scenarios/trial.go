@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
 // A trial is one health configuration on its own lab: the link, the load,
@@ -272,21 +272,16 @@ func (c *container) up(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	// The health server users deploy with `tunnelprobe serve`. An
+	// incarnation lives until the container is killed, not with ctx.
 	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	srv := &http.Server{
-		Handler:           mon.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ictx },
-	}
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = mon.Run(ictx) })
-	wg.Go(func() { _ = srv.Serve(ln) })
+	wg.Go(func() { _ = server.Serve(ictx, ln, mon, server.Options{}) })
 	c.mu.Lock()
 	c.id++
 	c.started = time.Now()
 	c.stop = func() {
 		cancel()
-		_ = srv.Close()
 		wg.Wait()
 	}
 	c.mu.Unlock()

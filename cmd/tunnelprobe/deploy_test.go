@@ -424,7 +424,7 @@ func TestVPNDeploymentProbes(t *testing.T) {
 
 // checkProbe checks one kubelet probe against serve running with the
 // sidecar's flags f (listening on port in the pod).
-func checkProbe(t *testing.T, s *server, f *serveFlags, port int, kind string, p *corev1.Probe) {
+func checkProbe(t *testing.T, s *runningCommand, f *serveFlags, port int, kind string, p *corev1.Probe) {
 	g := p.HTTPGet
 	if g == nil {
 		t.Fatal("not an httpGet probe")

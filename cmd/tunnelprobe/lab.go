@@ -18,6 +18,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
 const labUsage = `usage: tunnelprobe lab [flags]            the whole lab in one process
@@ -154,7 +155,7 @@ func serveLabHealth(ctx context.Context, command, addr string, check middleware.
 	defer stop()
 	healthDone := make(chan error, 1)
 	go func() {
-		err := serveMonitor(runCtx, ln, mon, logger)
+		err := server.Serve(runCtx, ln, mon, server.Options{Logger: logger})
 		stop()
 		healthDone <- err
 	}()

@@ -9,15 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
 const serveUsage = `Usage: tunnelprobe serve [flags]
@@ -29,16 +27,6 @@ Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
                 ?timeout=5s bounds it on the server side.
 Several --target flags pass when any one of them does.
 `
-
-const (
-	// healWaitDelay bounds how long a heal command's output is awaited
-	// after it exits or is killed: a command that leaves a background child
-	// holding its stdout must not stall the health loop.
-	healWaitDelay = 5 * time.Second
-	// healOutputEnd is how much of each end of a heal command's output is
-	// kept and logged: the rest is counted, not held.
-	healOutputEnd = 2 << 10
-)
 
 // serveFlags holds the flags of the serve command. Other commands that run
 // a monitor (the lab) register the same flags with registerCheck and
@@ -153,7 +141,7 @@ func (f *serveFlags) monitorConfig(logger *slog.Logger) (middleware.Config, erro
 		cfg.Timeouts = f.timeouts.values
 	}
 	if f.healCmd != "" {
-		cfg.Heal = healCommand(f.healCmd, logger)
+		cfg.Heal = server.HealCommand(f.healCmd, logger)
 	}
 	return cfg, nil
 }
@@ -216,26 +204,6 @@ func (f *serveFlags) checkFor(target string, dialer middleware.Dialer) (middlewa
 	return middleware.TLSCheck{Address: target, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure, Dialer: dialer}, nil
 }
 
-// healCommand returns a HealFunc that runs command with /bin/sh -c, killed
-// with every process it started when the heal's ctx ends (the monitor's
-// HealTimeout). The two ends of its combined output are logged; a non-zero
-// exit is an error.
-func healCommand(command string, logger *slog.Logger) middleware.HealFunc {
-	return func(ctx context.Context) error {
-		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-		killGroupOnCancel(cmd)
-		cmd.WaitDelay = healWaitDelay
-		out := newHeadTail(healOutputEnd)
-		cmd.Stdout, cmd.Stderr = out, out
-		err := cmd.Run()
-		logger.Info("heal command ran", "command", command, "output", out.String(), "err", err)
-		if err != nil {
-			return fmt.Errorf("heal command %q: %w", command, err)
-		}
-		return nil
-	}
-}
-
 // runServe is the serve command.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return serve(ctx, args, os.Getenv, stdout, stderr)
@@ -275,37 +243,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
 	logger.Info("serving health endpoints", "addr", ln.Addr().String(), "mode", f.mode.String(), "check", f.check)
-	if err := serveMonitor(ctx, ln, mon, logger, metrics.wrappers(mon)...); err != nil {
+	if err := server.Serve(ctx, ln, mon, server.Options{Logger: logger, Wrap: metrics.wrappers(mon)}); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
 	return 0
-}
-
-// serveMonitor runs mon and serves its endpoints on ln until ctx ends, then
-// shuts down (see package httpserve) and returns nil once nothing it started
-// runs any more. It returns an error when serving fails. Each of wrap, in
-// order, wraps the handler (serve --metrics adds /metrics that way).
-func serveMonitor(ctx context.Context, ln net.Listener, mon *middleware.Monitor, logger *slog.Logger, wrap ...func(http.Handler) http.Handler) error {
-	handler := mon.Handler()
-	for _, w := range wrap {
-		handler = w(handler)
-	}
-	// runCtx ends the loop with the server, also when serving fails.
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	monitorDone := make(chan struct{})
-	go func() {
-		defer close(monitorDone)
-		_ = mon.Run(runCtx) // returns nil when runCtx ends; Run is called once
-	}()
-	err := httpserve.Serve(runCtx, ln, handler, httpserve.Options{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)})
-	if ctx.Err() != nil {
-		logger.Info("shut down")
-	}
-	stop()
-	<-monitorDone
-	return err
 }
 
 // modeValue is the --mode flag.

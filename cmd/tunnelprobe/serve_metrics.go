@@ -47,7 +47,7 @@ func (m *serveMetrics) instrument(cfg *middleware.Config) error {
 	return nil
 }
 
-// wrappers returns what serveMonitor puts in front of mon's handler: with
+// wrappers returns what server.Serve puts in front of mon's handler: with
 // --metrics, /metrics answered from the registry and every other path left
 // to the health handler; without, nothing.
 func (m *serveMetrics) wrappers(mon *middleware.Monitor) []func(http.Handler) http.Handler {

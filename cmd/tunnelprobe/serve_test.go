@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -114,8 +113,8 @@ func stallingTarget(t *testing.T) (string, <-chan struct{}) {
 	return ln.Addr().String(), accepted
 }
 
-// server is serve running in the test's process.
-type server struct {
+// runningCommand is a command (serve, mostly) running in the test's process.
+type runningCommand struct {
 	url    string
 	stderr *lockedBuffer
 	cancel context.CancelFunc
@@ -127,7 +126,7 @@ type server struct {
 
 // startServe runs serve with args (after --listen 127.0.0.1:0) and the
 // environment env, and returns once it listens. The test's cleanup stops it.
-func startServe(t *testing.T, env map[string]string, args ...string) *server {
+func startServe(t *testing.T, env map[string]string, args ...string) *runningCommand {
 	t.Helper()
 	args = append([]string{"--listen", "127.0.0.1:0"}, args...)
 	return startCommand(t, func(ctx context.Context, stdout, stderr io.Writer) int {
@@ -135,10 +134,10 @@ func startServe(t *testing.T, env map[string]string, args ...string) *server {
 	})
 }
 
-func startCommand(t *testing.T, run func(ctx context.Context, stdout, stderr io.Writer) int) *server {
+func startCommand(t *testing.T, run func(ctx context.Context, stdout, stderr io.Writer) int) *runningCommand {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{stderr: new(lockedBuffer), cancel: cancel, done: make(chan int, 1)}
+	s := &runningCommand{stderr: new(lockedBuffer), cancel: cancel, done: make(chan int, 1)}
 	pr, pw := io.Pipe()
 	go func() {
 		code := run(ctx, pw, s.stderr)
@@ -161,7 +160,7 @@ func startCommand(t *testing.T, run func(ctx context.Context, stdout, stderr io.
 }
 
 // stop cancels serve's context and returns its exit code.
-func (s *server) stop(t *testing.T) int {
+func (s *runningCommand) stop(t *testing.T) int {
 	t.Helper()
 	s.once.Do(func() {
 		s.cancel()
@@ -176,7 +175,7 @@ func (s *server) stop(t *testing.T) int {
 }
 
 // get GETs path from s and returns the status code and body.
-func (s *server) get(t *testing.T, path string) (int, string) {
+func (s *runningCommand) get(t *testing.T, path string) (int, string) {
 	t.Helper()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 15 * time.Second}
 	resp, err := client.Get(s.url + path)
@@ -192,7 +191,7 @@ func (s *server) get(t *testing.T, path string) (int, string) {
 }
 
 // waitHealthy long-polls the status endpoint until it reports healthy.
-func (s *server) waitHealthy(t *testing.T) {
+func (s *runningCommand) waitHealthy(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -516,55 +515,6 @@ func TestServeShutdownDuringCheck(t *testing.T) {
 		t.Logf("client got: %d %q %v", a.code, a.body, a.err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client got no answer")
-	}
-}
-
-func TestHealCommand(t *testing.T) {
-	t.Parallel()
-	logs := new(lockedBuffer)
-	logger := slog.New(slog.NewTextHandler(logs, nil))
-
-	file := filepath.Join(t.TempDir(), "healed")
-	if err := healCommand(fmt.Sprintf("echo restarting; touch '%s'", file), logger)(context.Background()); err != nil {
-		t.Fatalf("heal: %v", err)
-	}
-	if _, err := os.Stat(file); err != nil {
-		t.Errorf("the heal command did not run: %v", err)
-	}
-	if !strings.Contains(logs.String(), "restarting") {
-		t.Errorf("the output is not logged:\n%s", logs)
-	}
-
-	err := healCommand("echo broken >&2; exit 3", logger)(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "exit status 3") {
-		t.Errorf("failing heal returned %v, want an error naming exit status 3", err)
-	}
-	if !strings.Contains(logs.String(), "broken") {
-		t.Errorf("stderr of the command is not logged:\n%s", logs)
-	}
-
-	// A command that prints without end is logged by its two ends only.
-	logs.mu.Lock()
-	logs.b.Reset()
-	logs.mu.Unlock()
-	if err := healCommand("echo THE-START; yes | head -c 10000000; echo THE-END", logger)(context.Background()); err != nil {
-		t.Fatalf("heal: %v", err)
-	}
-	if l := logs.String(); !strings.Contains(l, "THE-START") || !strings.Contains(l, "THE-END") ||
-		!strings.Contains(l, "bytes omitted") || len(l) > 4*healOutputEnd+1024 {
-		t.Errorf("10 MB of output logged as %d bytes: %.300q...", len(l), l)
-	}
-
-	// The heal's context bounds the command.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	// A child of the shell that keeps the output open dies with it.
-	if err := healCommand("sleep 30 & sleep 30; echo done", logger)(ctx); err == nil {
-		t.Error("a heal killed by its context returned nil")
-	}
-	if d := time.Since(start); d > healWaitDelay/2 {
-		t.Errorf("the heal outlived its context by %v", d)
 	}
 }
 
