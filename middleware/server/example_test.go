@@ -1,0 +1,52 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/server"
+)
+
+// Serve runs a monitor's loop and endpoints on a listener until its context
+// ends, as `tunnelprobe serve` does.
+func ExampleServe() {
+	check := middleware.CheckerFunc(func(context.Context) error { return nil }) // a tunnel that works
+	mon, err := middleware.New(check, middleware.Config{Mode: middleware.ModeProbe})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(ctx, ln, mon, server.Options{}) }()
+
+	resp, err := http.Get("http://" + ln.Addr().String() + "/check/")
+	if err != nil {
+		panic(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Print(resp.StatusCode, " ", string(body))
+
+	stop()
+	fmt.Println("Serve returned", <-done)
+	// Output:
+	// 200 pass
+	// Serve returned <nil>
+}
+
+// HealCommand heals by a shell command, here one that restarts a VPN.
+func ExampleHealCommand() {
+	heal := server.HealCommand("echo restarting the VPN", nil)
+	mon, err := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }),
+		middleware.Config{Heal: heal})
+	fmt.Println(mon != nil, err, heal(context.Background()))
+	// Output: true <nil> <nil>
+}
