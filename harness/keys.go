@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -61,4 +62,29 @@ func ReadKeyFile(path string) (Key, error) {
 // WriteKeyFile writes k in base64 with a newline, readable by its owner only.
 func WriteKeyFile(path string, k Key) error {
 	return os.WriteFile(path, []byte(k.String()+"\n"), 0o600)
+}
+
+// LoadOrCreateKeyFile loads the private key at path, generating and writing
+// it first if the file does not exist; an empty path generates a key and
+// writes nothing.
+func LoadOrCreateKeyFile(path string) (Key, error) {
+	if path == "" {
+		return GenerateKey()
+	}
+	k, err := ReadKeyFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if k, err = GenerateKey(); err == nil {
+			err = WriteKeyFile(path, k)
+		}
+	}
+	return k, err
+}
+
+// ReadKey reads a key given in base64 or as the path of a file holding it,
+// as a role's --peer flag takes it.
+func ReadKey(v string) (Key, error) {
+	if k, err := ParseKey(v); err == nil {
+		return k, nil
+	}
+	return ReadKeyFile(v)
 }

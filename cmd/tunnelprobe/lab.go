@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"sync"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
@@ -223,60 +220,19 @@ func serveControl(ctx context.Context, addr string, h http.Handler, stdout, stde
 	return 0
 }
 
-// loadOrCreateKey loads the private key at path, generating and writing it
-// first if the file does not exist.
-func loadOrCreateKey(path string) (harness.Key, error) {
-	if path == "" {
-		return harness.GenerateKey()
-	}
-	k, err := harness.ReadKeyFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		if k, err = harness.GenerateKey(); err == nil {
-			err = harness.WriteKeyFile(path, k)
-		}
-	}
-	return k, err
-}
-
 // roleKeys returns a role's own key (--key) and its peer's public key
 // (--peer); an error names the flag.
 func roleKeys(keyFile, peer string) (key, peerPub harness.Key, err error) {
 	if peer == "" {
 		return key, peerPub, errors.New("flag --peer is required: the peer's public key, in base64 or a file holding it")
 	}
-	if peerPub, err = peerKey(peer); err != nil {
+	if peerPub, err = harness.ReadKey(peer); err != nil {
 		return key, peerPub, fmt.Errorf("invalid value for flag --peer: %w", err)
 	}
-	if key, err = loadOrCreateKey(keyFile); err != nil {
+	if key, err = harness.LoadOrCreateKeyFile(keyFile); err != nil {
 		return key, peerPub, fmt.Errorf("invalid value for flag --key: %w", err)
 	}
 	return key, peerPub, nil
-}
-
-// peerKey reads a public key given in base64 or as a file holding it.
-func peerKey(v string) (harness.Key, error) {
-	if k, err := harness.ParseKey(v); err == nil {
-		return k, nil
-	}
-	return harness.ReadKeyFile(v)
-}
-
-func resolveUDP(ctx context.Context, s string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap, nil
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return netip.AddrPort{}, err
-	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", host, err)
-	}
-	if len(ips) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("resolve %s: no IPv4 address", host)
-	}
-	return netip.ParseAddrPort(net.JoinHostPort(ips[0].String(), port))
 }
 
 func runLabServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -338,7 +294,7 @@ func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	srvAddr, err := resolveUDP(ctx, *server)
+	srvAddr, err := harness.ResolveUDP(ctx, *server)
 	if err != nil {
 		fmt.Fprintln(stderr, "invalid value for flag --server:", err)
 		return 2
@@ -403,7 +359,7 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageError(stderr, fs.Name(), err)
 	}
-	ep, err := resolveUDP(ctx, *endpoint)
+	ep, err := harness.ResolveUDP(ctx, *endpoint)
 	if err != nil {
 		fmt.Fprintln(stderr, "invalid value for flag --endpoint:", err)
 		return 2
@@ -434,55 +390,16 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		defer s.Close()
 		fmt.Fprintf(stdout, "socks5 %s\n", ln.Addr())
 	}
-	check := &caFileTLSCheck{
-		caFile:  *tlsCA,
-		address: netip.AddrPortFrom(harness.ServerTunnelAddr, harness.TLSPort).String(),
-		dialer:  cl,
+	check := &middleware.CAFileTLSCheck{
+		TLS: middleware.TLSCheck{
+			Address:    netip.AddrPortFrom(harness.ServerTunnelAddr, harness.TLSPort).String(),
+			ServerName: harness.TLSHost,
+			Dialer:     cl,
+		},
+		CAFile: *tlsCA,
 	}
 	runControl := func(ctx context.Context) int {
 		return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
 	}
 	return health.run(ctx, fs.Name(), check, cl.Restart, runControl, stdout, stderr)
-}
-
-// caFileTLSCheck checks the lab's TLS target, verified with the CA in
-// caFile. The file is read at every check and parsed again when its content
-// changed: a restarted server peer issues a new CA and writes it there. A
-// file that does not parse (half written) leaves the last good CA in use.
-type caFileTLSCheck struct {
-	caFile, address string
-	dialer          middleware.Dialer
-
-	mu   sync.Mutex
-	pem  []byte
-	pool *x509.CertPool
-}
-
-func (c *caFileTLSCheck) Check(ctx context.Context) error {
-	pool, err := c.roots()
-	if err != nil {
-		return err
-	}
-	return middleware.TLSCheck{Address: c.address, ServerName: harness.TLSHost, RootCAs: pool, Dialer: c.dialer}.Check(ctx)
-}
-
-func (c *caFileTLSCheck) roots() (*x509.CertPool, error) {
-	b, err := os.ReadFile(c.caFile)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err != nil {
-		if c.pool != nil {
-			return c.pool, nil
-		}
-		return nil, fmt.Errorf("TLS target CA: %w", err)
-	}
-	if c.pool == nil || !bytes.Equal(b, c.pem) {
-		pool := x509.NewCertPool()
-		if pool.AppendCertsFromPEM(b) {
-			c.pem, c.pool = b, pool
-		} else if c.pool == nil {
-			return nil, fmt.Errorf("TLS target CA: no certificate in %s", c.caFile)
-		}
-	}
-	return c.pool, nil
 }
