@@ -97,23 +97,40 @@ func (l *tcLogger) Printf(format string, v ...any) {
 var _ tclog.Logger = (*tcLogger)(nil)
 
 // buildImage builds the tunnelprobe binary statically and the image FROM
-// scratch around it (scenarios/testdata/docker/Dockerfile), once for the
-// whole test, and removes the image when t ends. Nothing is pulled.
+// scratch around it (scenarios/testdata/docker/Dockerfile, with an empty
+// /lab for the roles' files), once for the whole test, and removes the
+// image when t ends. Nothing is pulled.
 func buildImage(ctx context.Context, t *testing.T, cli *testcontainers.DockerClient, logger tclog.Logger, runID string) string {
 	t.Helper()
+	return buildStaticImage(ctx, t, cli, logger, "tunnelprobe-scenarios:"+runID, filepath.Join("testdata", "docker", "Dockerfile"),
+		func(dir string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "lab"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "lab", "README"), []byte("key files and outputs of tunnelprobe lab\n"), 0o644)
+		})
+}
+
+// buildStaticImage builds image (repo:tag) from dockerfile with the
+// statically linked tunnelprobe binary beside it, as the root Dockerfile's
+// two commands do, after prepare (if set) adds to the build context. The
+// image is removed when t ends.
+func buildStaticImage(ctx context.Context, t *testing.T, cli *testcontainers.DockerClient, logger tclog.Logger,
+	image, dockerfile string, prepare func(dir string) error,
+) string {
+	t.Helper()
 	dir := t.TempDir()
-	df, err := os.ReadFile(filepath.Join("testdata", "docker", "Dockerfile"))
+	df, err := os.ReadFile(dockerfile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), df, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "lab"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "lab", "README"), []byte("key files and outputs of tunnelprobe lab\n"), 0o644); err != nil {
-		t.Fatal(err)
+	if prepare != nil {
+		if err := prepare(dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	begin := time.Now()
 	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w",
@@ -124,8 +141,7 @@ func buildImage(ctx context.Context, t *testing.T, cli *testcontainers.DockerCli
 	}
 	t.Logf("static binary built in %v", time.Since(begin).Round(time.Millisecond))
 
-	repo, tag := "tunnelprobe-scenarios", runID
-	image := repo + ":" + tag
+	repo, tag, _ := strings.Cut(image, ":")
 	// Registered before the build, so that a failed or interrupted build
 	// leaves nothing either.
 	t.Cleanup(func() {
@@ -145,7 +161,7 @@ func buildImage(ctx context.Context, t *testing.T, cli *testcontainers.DockerCli
 	begin = time.Now()
 	req := testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
 		Context: dir, Dockerfile: "Dockerfile", Repo: repo, Tag: tag,
-		// The image serves every container of the run; the cleanup above
+		// The image may serve several containers; the cleanup above
 		// removes it once.
 		KeepImage:      true,
 		BuildLogWriter: &buildLog,

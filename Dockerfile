@@ -1,0 +1,14 @@
+# The tunnelprobe image that deploy/ names: the statically linked binary,
+# alone, FROM scratch, so it builds where no image can be pulled:
+#
+#   CGO_ENABLED=0 go build -o tunnelprobe ./cmd/tunnelprobe
+#   docker build -t tunnelprobe .
+#
+# Scratch has no shell: --heal-cmd needs an image that has /bin/sh. The
+# health server listens on 9999; run it as any user.
+FROM scratch
+COPY tunnelprobe /tunnelprobe
+USER 65534:65534
+EXPOSE 9999
+ENTRYPOINT ["/tunnelprobe"]
+CMD ["serve"]
