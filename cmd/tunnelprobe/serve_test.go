@@ -19,27 +19,10 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
+	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
-
-// lockedBuffer collects what serve writes to stderr from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // tlsTarget starts an HTTPS server with a fresh test CA and returns its
 // address and a file holding the CA.
@@ -116,7 +99,7 @@ func stallingTarget(t *testing.T) (string, <-chan struct{}) {
 // runningCommand is a command (serve, mostly) running in the test's process.
 type runningCommand struct {
 	url    string
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	cancel context.CancelFunc
 	done   chan int
 
@@ -137,7 +120,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) *runningCom
 func startCommand(t *testing.T, run func(ctx context.Context, stdout, stderr io.Writer) int) *runningCommand {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &runningCommand{stderr: new(lockedBuffer), cancel: cancel, done: make(chan int, 1)}
+	s := &runningCommand{stderr: new(syncbuf.Buffer), cancel: cancel, done: make(chan int, 1)}
 	pr, pw := io.Pipe()
 	go func() {
 		code := run(ctx, pw, s.stderr)
@@ -353,7 +336,7 @@ func TestServeBadUsage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout bytes.Buffer
-			stderr := new(lockedBuffer)
+			stderr := new(syncbuf.Buffer)
 			// Should a bad input slip through, serve would listen: the
 			// context ends it at once rather than hanging the test.
 			ctx, cancel := context.WithCancel(context.Background())

@@ -1,39 +1,21 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 )
-
-// lockedBuffer collects logs written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 func TestHealCommand(t *testing.T) {
 	t.Parallel()
-	logs := new(lockedBuffer)
+	logs := new(syncbuf.Buffer)
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 
 	file := filepath.Join(t.TempDir(), "healed")
@@ -56,9 +38,7 @@ func TestHealCommand(t *testing.T) {
 	}
 
 	// A command that prints without end is logged by its two ends only.
-	logs.mu.Lock()
-	logs.b.Reset()
-	logs.mu.Unlock()
+	logs.Reset()
 	if err := HealCommand("echo THE-START; yes | head -c 10000000; echo THE-END", logger)(context.Background()); err != nil {
 		t.Fatalf("heal: %v", err)
 	}
