@@ -29,9 +29,11 @@ type flight struct {
 
 	// Guarded by flightGroup.mu.
 	waiters int
-	// Why the last caller left, set before cancel: left is set, and
-	// deadline tells whether it was the caller's deadline.
+	// Why the last caller left, set before cancel: left is set, deadline
+	// tells whether it was the caller's deadline, and budget is how long
+	// that deadline gave the check from the caller's arrival.
 	left, deadline bool
+	budget         time.Duration
 }
 
 // shareCheck joins the running /check/ execution, or starts one, and waits
@@ -41,11 +43,15 @@ func (m *Monitor) shareCheck(ctx context.Context) Result {
 	f := m.join()
 	select {
 	case <-f.done:
-		m.leave(f, nil)
+		m.leave(f, nil, 0)
 		return f.result
 	case <-ctx.Done():
 	}
-	if m.leave(f, ctx.Err()) {
+	var budget time.Duration
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = deadline.Sub(joinedAt)
+	}
+	if m.leave(f, ctx.Err(), budget) {
 		// This caller was the last: it cancelled the check and waits for it
 		// to return, so that nothing the check started outlives its callers.
 		<-f.done
@@ -85,9 +91,10 @@ func (m *Monitor) join() *flight {
 }
 
 // leave drops one caller of f; reason is nil when the caller has the result,
-// else why it left. It reports whether the caller must wait for f's result:
-// the check has ended already, or this caller was the last and cancelled it.
-func (m *Monitor) leave(f *flight, reason error) (waitResult bool) {
+// else why it left, and budget the time its deadline gave the check. It
+// reports whether the caller must wait for f's result: the check has ended
+// already, or this caller was the last and cancelled it.
+func (m *Monitor) leave(f *flight, reason error, budget time.Duration) (waitResult bool) {
 	g := &m.flights
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -109,6 +116,7 @@ func (m *Monitor) leave(f *flight, reason error) (waitResult bool) {
 	}
 	f.left = true
 	f.deadline = errors.Is(reason, context.DeadlineExceeded)
+	f.budget = budget
 	f.cancel()
 	return true
 }
@@ -121,9 +129,9 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 	defer cancel()
 	r := m.execute(ctx, SourceProbe, limit, func() stop {
 		m.flights.mu.Lock()
-		left, deadline := f.left, f.deadline
+		left, deadline, budget := f.left, f.deadline, f.budget
 		m.flights.mu.Unlock()
-		return m.probeStop(left, deadline, m.cfg.Clock.Since(f.started))
+		return m.probeStop(left, deadline, max(budget, m.cfg.Clock.Since(f.started)))
 	})
 	m.flights.mu.Lock()
 	if m.flights.current == f {
@@ -134,21 +142,24 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 	close(f.done)
 }
 
-// probeStop says why a /check/ execution that ran for ran was stopped: its
-// last caller left (left), at its deadline (deadline) or not, or else
-// MaxCheckTimeout ended it.
-func (m *Monitor) probeStop(left, deadline bool, ran time.Duration) stop {
+// probeStop says why a /check/ execution that was given the time given
+// was stopped: its last caller left (left), at its deadline (deadline) or
+// not, or else MaxCheckTimeout ended it. given is measured to the nearest
+// 10 ms, so that the microseconds between a caller setting its deadline and
+// asking (as /check/?timeout=9s does) do not make 9 s fall short of 9 s.
+func (m *Monitor) probeStop(left, deadline bool, given time.Duration) stop {
 	floor := m.cfg.Timeouts[0]
+	given = given.Round(10 * time.Millisecond)
 	switch {
 	case !left:
 		return stop{reason: fmt.Errorf("timed out after %v, the most a check may take", m.cfg.MaxCheckTimeout), record: true}
 	case !deadline:
 		return stop{} // every caller went away
-	case ran < floor:
+	case given < floor:
 		// A caller's short deadline must not make the tunnel unhealthy for
 		// everyone: the check had less time than the monitor gives one.
 		return stop{reason: fmt.Errorf("timed out at the caller's deadline after %v, "+
-			"less than the %v check timeout: not recorded", ran.Round(time.Millisecond), floor)}
+			"less than the %v check timeout: not recorded", given, floor)}
 	}
 	return stop{reason: errors.New("timed out at the caller's deadline"), record: true}
 }

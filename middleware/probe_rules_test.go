@@ -115,3 +115,23 @@ func TestCachedHardFailureServesEveryone(t *testing.T) {
 		t.Errorf("%d runs, want 1: a refusal says the same to every caller", runs.Load())
 	}
 }
+
+func TestCallerDeadlineEqualToTheCheckTimeoutIsRecorded(t *testing.T) {
+	// On the real clock a caller sets its deadline a few microseconds
+	// before it asks, as /check/?timeout=9s behind serve --timeout 9s does:
+	// the check was still given the check timeout.
+	hang := middleware.CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	const timeout = 200 * time.Millisecond
+	m, err := middleware.New(hang, middleware.Config{Mode: middleware.ModeProbe, Timeouts: []time.Duration{timeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if r := m.Probe(ctx); r.Abandoned || !r.TimedOut {
+		t.Errorf("a caller that gave the check its timeout: %+v, want a recorded timeout", r)
+	}
+	if s := m.Snapshot(); s.Status != middleware.StatusUnhealthy {
+		t.Errorf("state %v, want unhealthy", s.Status)
+	}
+}
