@@ -69,48 +69,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Go(func() { r.probeLoop(loadCtx) })
 	}
 
-	// The ramp: slot i starts at start + i*interval, a schedule that a
-	// slow dial does not delay (dials run in the slots). A slot starts
-	// only with one of MaxDialsInFlight permits, which it keeps until its
-	// first connection opens: goroutines follow connections opened, not
-	// requested, however large Conns is. The ramp ends when every slot's
-	// first dial has ended, or DialTimeout after its schedule, whatever
-	// became of the slots not started by then.
-	rampDone := make(chan struct{})
-	var pending atomic.Int64
-	pending.Store(int64(cfg.Conns))
-	attempted := func() {
-		if pending.Add(-1) == 0 {
-			close(rampDone)
-		}
-	}
-	interval := cfg.dialInterval()
-	rampCtx, endRamp := context.WithDeadline(ctx, start.Add(time.Duration(cfg.Conns-1)*interval+cfg.DialTimeout))
-	defer endRamp()
-	permits := make(chan struct{}, MaxDialsInFlight)
-	connected := func() { <-permits }
-	for i := range cfg.Conns {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !pace.Sleep(rampCtx, d) {
-			break
-		}
-		select {
-		case permits <- struct{}{}:
-		case <-rampCtx.Done():
-		}
-		if rampCtx.Err() != nil {
-			break
-		}
-		wg.Go(func() { r.slot(loadCtx, attempted, connected) })
-	}
-	select {
-	case <-rampDone:
-		pace.Sleep(ctx, cfg.Duration) // the hold
-	case <-rampCtx.Done():
-		if ctx.Err() == nil {
-			// The ramp ran out of time: hold what opened.
-			pace.Sleep(ctx, cfg.Duration)
-		}
-	}
+	r.rampAndHold(ctx, loadCtx, &wg, start)
 	interrupted := ctx.Err() != nil
 	end := time.Now()
 
@@ -141,21 +100,73 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	smp.close(final, r.c.probeMaxUS.Swap(0))
 	smp.release()
 
+	return r.result(start, end, interrupted, final.snap, smp.series), nil
+}
+
+// rampAndHold starts the connections' slots on loadCtx, in wg, and
+// returns once the ramp and the hold are over, or ctx has ended.
+//
+// The ramp: slot i starts at start + i*interval, a schedule that a slow
+// dial does not delay (dials run in the slots). A slot starts only with one
+// of MaxDialsInFlight permits, which it keeps until its first connection
+// opens: goroutines follow connections opened, not requested, however large
+// Conns is. The ramp ends when every slot's first dial has ended, or
+// DialTimeout after its schedule, whatever became of the slots not started
+// by then; the hold follows.
+func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, start time.Time) {
+	cfg := &r.cfg
+	rampDone := make(chan struct{})
+	var pending atomic.Int64
+	pending.Store(int64(cfg.Conns))
+	attempted := func() {
+		if pending.Add(-1) == 0 {
+			close(rampDone)
+		}
+	}
+	interval := cfg.dialInterval()
+	rampCtx, endRamp := context.WithDeadline(ctx, start.Add(time.Duration(cfg.Conns-1)*interval+cfg.DialTimeout))
+	defer endRamp()
+	permits := make(chan struct{}, MaxDialsInFlight)
+	connected := func() { <-permits }
+	for i := range cfg.Conns {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !pace.Sleep(rampCtx, d) {
+			break
+		}
+		select {
+		case permits <- struct{}{}:
+		case <-rampCtx.Done():
+		}
+		if rampCtx.Err() != nil {
+			break
+		}
+		wg.Go(func() { r.slot(loadCtx, attempted, connected) })
+	}
+	select {
+	case <-rampDone:
+	case <-rampCtx.Done():
+		// The ramp ran out of time: hold what opened, unless ctx ended.
+	}
+	pace.Sleep(ctx, cfg.Duration)
+}
+
+// result is the Result of a run from start to end whose final counters are
+// final and whose series is series.
+func (r *run) result(start, end time.Time, interrupted bool, final snapshot, series []Second) Result {
 	res := Result{
-		Target:          cfg.Target,
-		Path:            cfg.PathName,
+		Target:          r.cfg.Target,
+		Path:            r.cfg.PathName,
 		Start:           start,
 		DurationSeconds: end.Sub(start).Seconds(),
 		Processes:       1,
 		Interrupted:     interrupted,
-		ConnsRequested:  cfg.Conns,
-		BytesUp:         final.snap.bytesUp,
-		BytesDown:       final.snap.bytesDown,
-		Disruptions:     final.snap.disruptions,
+		ConnsRequested:  r.cfg.Conns,
+		BytesUp:         final.bytesUp,
+		BytesDown:       final.bytesDown,
+		Disruptions:     final.disruptions,
 		Errors:          r.c.errors(),
-		Probes:          final.snap.probes,
-		ProbeFailures:   final.snap.probeFailures,
-		Series:          smp.series,
+		Probes:          final.probes,
+		ProbeFailures:   final.probeFailures,
+		Series:          series,
 	}
 	for _, s := range res.Series {
 		res.ConnsAchieved = max(res.ConnsAchieved, s.Open)
@@ -165,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.ProbeLatencyMS = Summarize(r.c.probe)
 	res.Histograms = Histograms{Connect: r.c.connect.Export(), Probe: r.c.probe.Export()}
 	r.c.mu.Unlock()
-	return res, nil
+	return res
 }
 
 // header returns the sink header that opens every connection of c.

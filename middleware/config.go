@@ -64,7 +64,7 @@ type HealBackoff struct {
 	Step    time.Duration
 }
 
-// Presets that reproduce the reference health loop (see the README).
+// Presets that reproduce the reference health loop (see docs/middleware.md).
 var (
 	// ReferenceTimeouts is the reference ladder: 2 s for the first try,
 	// 2 s more after each consecutive failure, 10 s at most.

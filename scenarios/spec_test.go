@@ -161,18 +161,18 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// The README's example spec must stay valid.
-func TestREADMESpecParses(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// The example spec in docs/scenarios.md must stay valid.
+func TestDocumentedSpecParses(t *testing.T) {
+	readme, err := os.ReadFile("../docs/scenarios.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(readme), "```yaml\n")
 	doc, _, closed := strings.Cut(rest, "```")
 	if !ok || !closed {
-		t.Fatal("no yaml block in the README")
+		t.Fatal("no yaml block in docs/scenarios.md")
 	}
 	if _, err := Parse([]byte(doc)); err != nil {
-		t.Errorf("the README's spec: %v", err)
+		t.Errorf("the documented spec: %v", err)
 	}
 }

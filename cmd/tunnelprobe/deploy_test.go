@@ -472,7 +472,7 @@ func checkProbe(t *testing.T, s *runningCommand, f *serveFlags, port int, kind s
 }
 
 // TestLoadJob checks that the Indexed Job loads the sink's Service and that
-// each pod's result is printed where the README collects it.
+// each pod's result is printed where docs/deployment.md collects it.
 func TestLoadJob(t *testing.T) {
 	t.Parallel()
 	m := loadManifests(t)

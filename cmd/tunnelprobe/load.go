@@ -109,7 +109,7 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.tlsCA, "tls-ca", "PEM `file` of the CA certificates that verify a tls probe, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate in a tls probe")
 	fs.Var(&f.sweep, "sweep", "run one level per `list` entry of connection counts, e.g. 100,500,1000,5000; excludes --conns")
-	fs.StringVar(&f.jsonOut, "json", "", "write every result to this JSON `file` (schema in the README)")
+	fs.StringVar(&f.jsonOut, "json", "", "write every result to this JSON `file` (schema in docs/load.md)")
 	fs.StringVar(&f.plotOut, "plot", "", "write a PNG `file`: a run over time, or a sweep's probe latency against connections")
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
-// loadMetricNames are the names the README documents for load --metrics.
+// loadMetricNames are the names docs/deployment.md documents for load --metrics.
 var loadMetricNames = []string{
 	"tunnelprobe_load_bytes_total", "tunnelprobe_load_connects_total", "tunnelprobe_load_connect_errors_total",
 	"tunnelprobe_load_disruptions_total", "tunnelprobe_load_probes_total", "tunnelprobe_load_probe_failures_total",

@@ -27,7 +27,7 @@ type serveMetrics struct {
 // registerServeMetrics registers --metrics on fs.
 func registerServeMetrics(fs *flag.FlagSet) *serveMetrics {
 	m := &serveMetrics{}
-	fs.BoolVar(&m.enabled, "metrics", false, "also serve Prometheus metrics at "+metricsPath+" on the same listener (names in the README)")
+	fs.BoolVar(&m.enabled, "metrics", false, "also serve Prometheus metrics at "+metricsPath+" on the same listener (names in docs/deployment.md)")
 	return m
 }
 
