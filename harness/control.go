@@ -85,28 +85,11 @@ func ParseLinkUpdate(body []byte) (func(*Settings), error) {
 	}, nil
 }
 
-// stringOrNumber returns a JSON string's contents or a number's text.
-func stringOrNumber(v json.RawMessage) (string, bool, error) {
-	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
-		return s, false, nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(v, &n); err != nil {
-		return "", false, errors.New("want a string or a number")
-	}
-	return n.String(), true, nil
-}
-
 func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 	switch field {
 	case "rate":
-		s, _, err := stringOrNumber(v)
-		if err != nil {
-			return nil, err
-		}
-		r, err := ParseRate(s)
-		if err != nil {
+		var r Rate
+		if err := json.Unmarshal(v, &r); err != nil {
 			return nil, err
 		}
 		return func(st *Settings) { st.Rate = r }, nil
@@ -121,21 +104,17 @@ func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 		}
 		return func(st *Settings) { st.Delay = d }, nil
 	case "queue":
-		s, _, err := stringOrNumber(v)
-		if err != nil {
-			return nil, err
-		}
-		q, err := ParseQueue(s)
-		if err != nil {
+		var q QueueLimit
+		if err := json.Unmarshal(v, &q); err != nil {
 			return nil, err
 		}
 		return func(st *Settings) { st.Queue = q }, nil
 	case "loss":
-		s, _, err := stringOrNumber(v)
+		text, err := jsonText(v)
 		if err != nil {
 			return nil, err
 		}
-		p, err := ParseLoss(s)
+		p, err := ParseLoss(text)
 		if err != nil {
 			return nil, err
 		}

@@ -34,6 +34,20 @@ func (d Direction) String() string {
 	return fmt.Sprintf("Direction(%d)", int(d))
 }
 
+// MarshalText returns d.String(), so that a Direction is a flag.TextVar
+// value and a JSON or YAML string.
+func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses text with ParseDirection.
+func (d *Direction) UnmarshalText(text []byte) error {
+	v, err := ParseDirection(string(text))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
 // ParseDirection parses "up", "down" or "both" (any case).
 func ParseDirection(s string) (Direction, error) {
 	for d, name := range directionNames {

@@ -38,7 +38,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fs := flag.NewFlagSet("tunnelprobe lab", flag.ContinueOnError)
-	lf := addLinkFlags(fs)
+	lf := registerLinkFlags(fs, "", "")
 	socks := addrFlag(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address` into the tunnel; empty for none")
 	control := addrFlag(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link, POST /restart); empty for none")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
@@ -46,15 +46,12 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
-	set, err := lf.settings()
-	if err != nil {
-		return usageError(stderr, fs.Name(), err)
-	}
+	set := lf.set
 	if err := health.configure(stderr); err != nil {
 		return usageError(stderr, fs.Name(), err)
 	}
 
-	lab := harness.New(harness.Config{Link: set, Seed: *lf.seed, SOCKS5: *socks})
+	lab := harness.New(harness.Config{Link: set, Seed: lf.seed, SOCKS5: *socks})
 	if err := lab.Start(ctx); err != nil {
 		fmt.Fprintln(stderr, "lab:", err)
 		return 1
@@ -165,41 +162,6 @@ func serveLabHealth(ctx context.Context, command, addr string, check middleware.
 	return code
 }
 
-// linkFlags are the link's settings as flags; parsing is deferred to
-// settings() so that each error names its flag.
-type linkFlags struct {
-	rate, delay, queue, loss *string
-	seed                     *uint64
-}
-
-func addLinkFlags(fs *flag.FlagSet) *linkFlags {
-	return &linkFlags{
-		rate:  fs.String("rate", "20mbit", `link rate per direction: "20mbit", "5MB/s", "100kbit", bits/s, or "unlimited"`),
-		delay: fs.String("delay", "10ms", "one-way delay (Go duration)"),
-		queue: fs.String("queue", "256p", `tail-drop queue limit per direction: packets ("300p") or bytes ("256KB")`),
-		loss:  fs.String("loss", "0", `random loss probability, 0..1 or "1%"`),
-		seed:  fs.Uint64("seed", 1, "seed of the random loss"),
-	}
-}
-
-func (f *linkFlags) settings() (harness.Settings, error) {
-	var s harness.Settings
-	var err error
-	if s.Rate, err = harness.ParseRate(*f.rate); err != nil {
-		return s, fmt.Errorf("invalid value for flag --rate: %w", err)
-	}
-	if s.Delay, err = harness.ParseDelay(*f.delay); err != nil {
-		return s, fmt.Errorf("invalid value for flag --delay: %w", err)
-	}
-	if s.Queue, err = harness.ParseQueue(*f.queue); err != nil {
-		return s, fmt.Errorf("invalid value for flag --queue: %w", err)
-	}
-	if s.Loss, err = harness.ParseLoss(*f.loss); err != nil {
-		return s, fmt.Errorf("invalid value for flag --loss: %w", err)
-	}
-	return s, nil
-}
-
 // serveControl serves h on addr (if any) and blocks until ctx is done.
 func serveControl(ctx context.Context, addr string, h http.Handler, stdout, stderr io.Writer) int {
 	if addr == "" {
@@ -282,29 +244,24 @@ func writeOutputs(pubOut string, pub harness.Key, caOut string, ca []byte, stder
 
 func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab link", flag.ContinueOnError)
-	lf := addLinkFlags(fs)
+	lf := registerLinkFlags(fs, "", "")
 	listen := addrFlag(fs, "listen", "127.0.0.1:51821", false, "UDP `address` the client peer sends to")
 	server := fs.String("server", "127.0.0.1:51820", "the server peer's UDP address")
 	control := addrFlag(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link); empty for none")
 	if code, ok := parseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
 		return code
 	}
-	set, err := lf.settings()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
+	set := lf.set
 	srvAddr, err := harness.ResolveUDP(ctx, *server)
 	if err != nil {
-		fmt.Fprintln(stderr, "invalid value for flag --server:", err)
-		return 2
+		return usageError(stderr, fs.Name(), fmt.Errorf("invalid value %q for flag --server: %w", *server, err))
 	}
 	serverListen, err := serverSideListen(srvAddr)
 	if err != nil {
 		fmt.Fprintln(stderr, "lab link: towards the server:", err)
 		return 1
 	}
-	link := harness.NewLink(harness.LinkConfig{Settings: set, Seed: *lf.seed, Listen: *listen, Server: srvAddr, ServerListen: serverListen})
+	link := harness.NewLink(harness.LinkConfig{Settings: set, Seed: lf.seed, Listen: *listen, Server: srvAddr, ServerListen: serverListen})
 	if err := link.Start(ctx); err != nil {
 		fmt.Fprintln(stderr, "lab link:", err)
 		return 1

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -52,14 +51,14 @@ const (
 type loadFlags struct {
 	target      string
 	lab         bool
-	link        linkFlagValues
+	link        *linkFlags // --link-*: --rate is the load's own pacing
 	socks5      string
 	conns       int
 	connectRate floatValue
 	ramp        time.Duration
 	duration    time.Duration
 	rate        rateValue
-	direction   directionValue
+	direction   loadgen.Direction
 	reconnect   bool
 	procs       int
 	sources     sourceList
@@ -73,13 +72,6 @@ type loadFlags struct {
 	plotOut     string
 }
 
-// linkFlagValues are the lab's link settings. They carry a link- prefix
-// here because --rate is the load's own pacing.
-type linkFlagValues struct {
-	rate, delay, queue, loss string
-	seed                     uint64
-}
-
 // loadExclusive lists flags that set the same thing, for parseWithEnv: a
 // value on the command line hides the environment's value of the others.
 var loadExclusive = [][]string{{"connect-rate", "ramp"}, {"conns", "sweep"}, {"socks5", "lab"}}
@@ -87,19 +79,14 @@ var loadExclusive = [][]string{{"connect-rate", "ramp"}, {"conns", "sweep"}, {"s
 func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.target, "target", "", "`host:port` to load, e.g. a tunnelprobe sink; required unless --lab (then an address inside the tunnel, the lab's sink by default)")
 	fs.BoolVar(&f.lab, "lab", false, "start the in-process tunnel lab (see the --link-* flags) and load through it")
-	fs.StringVar(&f.link.rate, "link-rate", "20mbit", "with --lab: link `rate` per direction, \"20mbit\", \"5MB/s\" or \"unlimited\"")
-	fs.StringVar(&f.link.delay, "link-delay", "10ms", "with --lab: one-way link `delay`")
-	fs.StringVar(&f.link.queue, "link-queue", "256p", "with --lab: queue `limit` per direction, packets (\"256p\") or bytes (\"256KB\")")
-	fs.StringVar(&f.link.loss, "link-loss", "0", "with --lab: random loss `probability`, 0..1 or \"1%\"")
-	fs.Uint64Var(&f.link.seed, "link-seed", 1, "with --lab: `seed` of the random loss")
+	f.link = registerLinkFlags(fs, "link-", "with --lab: ")
 	fs.Var(newAddr(&f.socks5, "", true), "socks5", "dial through the SOCKS5 proxy at `address`")
 	fs.Var(newInt(&f.conns, 100, 1), "conns", "`count` of connections to open and hold")
 	fs.Var(&f.connectRate, "connect-rate", "ramp: open `N` new connections per second, 0 for as fast as possible; excludes --ramp")
 	fs.Var(newDuration(&f.ramp, 0, true), "ramp", "ramp: open the connections evenly over this `duration`; excludes --connect-rate")
 	fs.Var(newDuration(&f.duration, 30*time.Second, false), "duration", "`duration` to hold the connections once opened")
 	fs.Var(&f.rate, "rate", "aggregate paced `rate` over all connections, \"100mbit\", \"5MB/s\", bits/s; \"greedy\" writes as fast as the path allows")
-	f.direction = directionValue{text: "up"}
-	fs.Var(&f.direction, "direction", "`direction` of the traffic: up, down or both")
+	fs.TextVar(&f.direction, "direction", loadgen.Up, "`direction` of the traffic: up, down or both")
 	fs.BoolVar(&f.reconnect, "reconnect", true, "redial broken connections with back-off (each counted as a disruption)")
 	fs.Var(newInt(&f.procs, 1, 1), "procs", "`count` of processes to split the connections over (each has its own open-file limit)")
 	fs.Var(&f.sources, "source", "source `addresses` to spread connections over, a range 127.0.0.2-127.0.0.9 or a comma list (direct path only)")
@@ -184,10 +171,6 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	if err := f.check(set); err != nil {
 		return usageError(stderr, name, err)
 	}
-	linkSet, err := f.link.settings()
-	if err != nil {
-		return usageError(stderr, name, err)
-	}
 	if isChild {
 		return loadChild(ctx, &f, stdout, stderr)
 	}
@@ -200,7 +183,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 		return 1
 	}
 	defer stopMetrics()
-	path, err := openPath(ctx, &f, linkSet)
+	path, err := openPath(ctx, &f, f.link.set)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
@@ -337,30 +320,11 @@ func (f *loadFlags) buildConfig(p *loadPath, conns int) loadgen.Config {
 		Ramp:         f.ramp,
 		Duration:     f.duration,
 		Rate:         f.rate.bits,
-		Direction:    f.direction.d,
+		Direction:    f.direction,
 		NoReconnect:  !f.reconnect,
 		Probe:        p.probe,
 		ProbeEvery:   f.probeEvery,
 		ProbeTimeout: f.probeTO,
 		PathName:     p.name,
 	}
-}
-
-// settings parses the --link-* flags; each error names its flag.
-func (l *linkFlagValues) settings() (harness.Settings, error) {
-	var s harness.Settings
-	var err error
-	if s.Rate, err = harness.ParseRate(l.rate); err != nil {
-		return s, fmt.Errorf("invalid value for flag --link-rate: %w", err)
-	}
-	if s.Delay, err = harness.ParseDelay(l.delay); err != nil {
-		return s, fmt.Errorf("invalid value for flag --link-delay: %w", err)
-	}
-	if s.Queue, err = harness.ParseQueue(l.queue); err != nil {
-		return s, fmt.Errorf("invalid value for flag --link-queue: %w", err)
-	}
-	if s.Loss, err = harness.ParseLoss(l.loss); err != nil {
-		return s, fmt.Errorf("invalid value for flag --link-loss: %w", err)
-	}
-	return s, nil
 }

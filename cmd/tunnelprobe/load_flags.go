@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
-	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -60,28 +59,6 @@ func (v *rateValue) Set(s string) error {
 		return errors.New(`want "greedy" or a rate such as 100mbit, 5MB/s or a number of bits/s`)
 	}
 	v.text, v.bits = s, float64(r)
-	return nil
-}
-
-// directionValue is --direction.
-type directionValue struct {
-	text string
-	d    loadgen.Direction
-}
-
-func (v *directionValue) String() string {
-	if v == nil {
-		return ""
-	}
-	return v.text
-}
-
-func (v *directionValue) Set(s string) error {
-	d, err := loadgen.ParseDirection(s)
-	if err != nil {
-		return errors.New("want up, down or both")
-	}
-	v.text, v.d = s, d
 	return nil
 }
 

@@ -52,7 +52,7 @@ func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPa
 			return nil, fmt.Errorf("lab: %w", err)
 		}
 		p.close = func() { lab.Close() }
-		p.name = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, f.link.queue, link.Loss)
+		p.name = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, link.Queue, link.Loss)
 		p.dialer = lab
 		if p.target == "" {
 			// The lab's sink speaks loadgen/sink's protocol: each

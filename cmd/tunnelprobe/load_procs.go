@@ -28,7 +28,7 @@ func childArgs(f *loadFlags, p *loadPath, i, share, conns int) []string {
 		"--target", p.target,
 		"--conns", strconv.Itoa(share),
 		"--duration", f.duration.String(),
-		"--direction", f.direction.text,
+		"--direction", f.direction.String(),
 		"--reconnect=" + strconv.FormatBool(f.reconnect),
 		"--probe-every", f.probeEvery.String(),
 		"--probe-timeout", f.probeTO.String(),

@@ -462,7 +462,7 @@ func TestChildArgs(t *testing.T) {
 		total += c.conns
 		rate += c.rate.bits
 		connectRate += c.connectRate.v
-		if c.direction.d != f.direction.d || c.reconnect || c.duration != 3*time.Second || c.probeEvery != 250*time.Millisecond ||
+		if c.direction != f.direction || c.reconnect || c.duration != 3*time.Second || c.probeEvery != 250*time.Millisecond ||
 			!slices.Equal(c.sources.addrs, f.sources.addrs) || c.target != f.target {
 			t.Errorf("child %d does not have the parent's settings: %v", i, args)
 		}
