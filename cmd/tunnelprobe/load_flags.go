@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -174,7 +173,7 @@ func parseSources(s string) ([]netip.Addr, error) {
 
 // probeValue is --probe: tls://host:port or tcp://host:port.
 type probeValue struct {
-	text, scheme, addr string
+	text string
 }
 
 func (v *probeValue) String() string {
@@ -185,28 +184,24 @@ func (v *probeValue) String() string {
 }
 
 func (v *probeValue) Set(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "tls" && u.Scheme != "tcp") {
-		return errors.New("want tls://host:port or tcp://host:port")
+	if _, err := v.parse(s, middleware.TargetOptions{}); err != nil {
+		return err
 	}
-	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return errors.New("want tls://host:port or tcp://host:port, with nothing after the port")
-	}
-	addr := u.Host
-	if u.Port() == "" {
-		if u.Scheme == "tcp" {
-			return errors.New("a tcp probe needs a port")
-		}
-		addr = middleware.WithDefaultPort(u.Host, "443")
-	}
-	v.text, v.scheme, v.addr = s, u.Scheme, addr
+	v.text = s
 	return nil
+}
+
+// parse reads s as the one syntax of a check target; load takes tls:// and
+// tcp:// only, which the lab's and a SOCKS5 proxy's paths carry.
+func (v *probeValue) parse(s string, opts middleware.TargetOptions) (middleware.Checker, error) {
+	if !strings.HasPrefix(s, "tls://") && !strings.HasPrefix(s, "tcp://") {
+		return nil, errors.New("want tls://host:port or tcp://host:port")
+	}
+	return middleware.ParseTarget(s, "", opts)
 }
 
 // checker returns the check v names, dialing through d.
 func (v *probeValue) checker(d middleware.Dialer, roots *x509.CertPool, insecure bool) middleware.Checker {
-	if v.scheme == "tcp" {
-		return middleware.TCPCheck{Address: v.addr, Dialer: d}
-	}
-	return middleware.TLSCheck{Address: v.addr, RootCAs: roots, InsecureSkipVerify: insecure, Dialer: d}
+	c, _ := v.parse(v.text, middleware.TargetOptions{Dialer: d, RootCAs: roots, InsecureSkipVerify: insecure}) // checked by Set
+	return c
 }

@@ -9,9 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
@@ -73,11 +71,13 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 
 // registerCheck registers the flags that say what to check.
 func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
-	fs.Var(&f.targets, "target", "`target` to check, repeatable: host[:port] for tcp and tls (port 443 when missing),\n"+
-		"a URL for http, a host name for dns; several pass when any one does\n"+
+	fs.Var(&f.targets, "target", "`target` to check, repeatable: tcp://host:port, tls://host[:port], http(s)://..., dns://[server/]name,\n"+
+		"or without a scheme as --check says: host[:port] for tcp and tls (port 443 when missing), a URL for http,\n"+
+		"a host name for dns; several pass when any one does\n"+
 		"(default cloudflare.com:443, https://cloudflare.com/ for http, cloudflare.com for dns)")
 	fs.Var(newChoice(&f.check, "tls", "tcp", "tls", "http", "dns"), "check",
-		"`kind` of check: tcp (a dial), tls (a dial and a verified handshake), http (a GET answered 2xx or 3xx), dns (a lookup)")
+		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
+			"http (a GET answered 2xx or 3xx), dns (a lookup)")
 	fs.Var(&f.tlsCA, "tls-ca", "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
@@ -155,7 +155,9 @@ func buildChecker(f *serveFlags, dialer middleware.Dialer) (middleware.Checker, 
 	}
 	checks := make([]middleware.Checker, 0, len(targets))
 	for _, t := range targets {
-		c, err := f.checkFor(t, dialer)
+		c, err := middleware.ParseTarget(t, f.check, middleware.TargetOptions{
+			Dialer: dialer, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
+		})
 		if err != nil {
 			return nil, fmt.Errorf("invalid value %q for flag --target: %w", t, err)
 		}
@@ -175,33 +177,6 @@ func defaultTarget(check string) string {
 		return "cloudflare.com"
 	}
 	return "cloudflare.com:443"
-}
-
-// checkFor returns the check of one target.
-func (f *serveFlags) checkFor(target string, dialer middleware.Dialer) (middleware.Checker, error) {
-	switch f.check {
-	case "http":
-		u, err := url.Parse(target)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, errors.New("not an http or https URL")
-		}
-		return middleware.HTTPCheck{URL: target, Dialer: dialer, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure}, nil
-	case "dns":
-		if strings.ContainsAny(target, "/: ") {
-			return nil, errors.New("not a host name")
-		}
-		return middleware.DNSCheck{Host: target, Server: f.dnsServer, Dialer: dialer}, nil
-	}
-	if strings.Contains(target, "/") {
-		return nil, fmt.Errorf("not a host[:port] (a URL needs --check http)")
-	}
-	if host, _, err := net.SplitHostPort(middleware.WithDefaultPort(target, "443")); err != nil || host == "" {
-		return nil, errors.New("not a host[:port]")
-	}
-	if f.check == "tcp" {
-		return middleware.TCPCheck{Address: target, Dialer: dialer}, nil
-	}
-	return middleware.TLSCheck{Address: target, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure, Dialer: dialer}, nil
 }
 
 // runServe is the serve command.

@@ -223,6 +223,10 @@ func TestServeCheck(t *testing.T) {
 		{"tls refused", []string{"--target", refused, "--tls-ca", ca}, http.StatusServiceUnavailable},
 		{"any of targets", []string{"--target", refused, "--target", good, "--tls-ca", ca}, http.StatusOK},
 		{"max check timeout", []string{"--target", stalling, "--max-check-timeout", "50ms"}, http.StatusServiceUnavailable},
+		// A target with a scheme says its own kind, whatever --check says.
+		{"tcp scheme", []string{"--target", "tcp://" + refused}, http.StatusServiceUnavailable},
+		{"mixed schemes", []string{"--check", "tcp", "--target", "tcp://" + refused, "--target", "tls://" + good, "--tls-ca", ca}, http.StatusOK},
+		{"https scheme", []string{"--target", "https://" + good + "/", "--tls-ca", ca}, http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,7 +329,8 @@ func TestServeBadUsage(t *testing.T) {
 		{"positional argument", []string{"--mode", "probe", "stray"}, nil, []string{`"stray"`}},
 		{"log level", []string{"--log-level", "loud"}, nil, []string{"-log-level"}},
 		{"http target not a URL", []string{"--check", "http", "--target", "example.com:80"}, nil, []string{"--target"}},
-		{"tls target is a URL", []string{"--target", "https://example.com/"}, nil, []string{"--target"}},
+		{"tls target with a path", []string{"--target", "example.com/health"}, nil, []string{"--target", "nothing after the port"}},
+		{"unknown scheme", []string{"--target", "ftp://example.com"}, nil, []string{"--target", "unknown scheme"}},
 		{"env mode", nil, map[string]string{"TUNNELPROBE_MODE": "bogus"}, []string{"--mode", "TUNNELPROBE_MODE"}},
 		{"env period", nil, map[string]string{"TUNNELPROBE_PERIOD": "fast"}, []string{"--period", "TUNNELPROBE_PERIOD"}},
 		{"env threshold", nil, map[string]string{"TUNNELPROBE_FAILURE_THRESHOLD": "0"}, []string{"--failure-threshold", "TUNNELPROBE_FAILURE_THRESHOLD"}},

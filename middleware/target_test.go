@@ -1,0 +1,64 @@
+package middleware_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+func TestParseTarget(t *testing.T) {
+	opts := middleware.TargetOptions{DNSServer: "10.0.0.53", InsecureSkipVerify: true}
+	for _, tc := range []struct {
+		target, kind string
+		want         middleware.Checker
+	}{
+		{"tcp://127.0.0.1:9", "", middleware.TCPCheck{Address: "127.0.0.1:9"}},
+		{"tcp://[::1]:9/", "tls", middleware.TCPCheck{Address: "[::1]:9"}},
+		{"tls://example.test", "", middleware.TLSCheck{Address: "example.test:443", InsecureSkipVerify: true}},
+		{"tls://example.test:8443", "tcp", middleware.TLSCheck{Address: "example.test:8443", InsecureSkipVerify: true}},
+		{"https://example.test/health", "", middleware.HTTPCheck{URL: "https://example.test/health", InsecureSkipVerify: true}},
+		{"dns://example.test", "", middleware.DNSCheck{Host: "example.test", Server: "10.0.0.53"}},
+		{"dns://1.1.1.1:53/example.test", "", middleware.DNSCheck{Host: "example.test", Server: "1.1.1.1:53"}},
+		// Without a scheme, as serve --check says.
+		{"cloudflare.com", "tls", middleware.TLSCheck{Address: "cloudflare.com:443", InsecureSkipVerify: true}},
+		{"cloudflare.com", "tcp", middleware.TCPCheck{Address: "cloudflare.com:443"}},
+		{"127.0.0.1:1", "tcp", middleware.TCPCheck{Address: "127.0.0.1:1"}},
+		{"cloudflare.com", "dns", middleware.DNSCheck{Host: "cloudflare.com", Server: "10.0.0.53"}},
+	} {
+		got, err := middleware.ParseTarget(tc.target, tc.kind, opts)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseTarget(%q, %q) = %#v, %v; want %#v", tc.target, tc.kind, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ target, kind, mention string }{
+		{"ftp://x", "", "unknown scheme"},
+		{"tcp://x", "", "needs a port"},
+		{"tls://", "", "host[:port]"},
+		{"tls://x/path", "", "nothing after the port"},
+		{"tls://u@x:1", "", "nothing after the port"},
+		{"example.com:80", "http", "http or https URL"},
+		{"https://", "", "http or https URL"},
+		{"dns://", "", "host name"},
+		{"a/b", "dns", "host name"},
+		{"x", "", "no scheme"},
+		{"example.com/path", "tls", "nothing after the port"},
+	} {
+		if _, err := middleware.ParseTarget(tc.target, tc.kind, opts); err == nil || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("ParseTarget(%q, %q): %v, want an error saying %q", tc.target, tc.kind, err, tc.mention)
+		}
+	}
+}
+
+func FuzzParseTarget(f *testing.F) {
+	for _, s := range []string{"tcp://127.0.0.1:9", "tls://x", "https://x/", "dns://s/n", "host:1", "[::1]"} {
+		f.Add(s, "tls")
+	}
+	f.Fuzz(func(t *testing.T, target, kind string) {
+		c, err := middleware.ParseTarget(target, kind, middleware.TargetOptions{})
+		if (c == nil) == (err == nil) {
+			t.Errorf("ParseTarget(%q, %q) = %v, %v: want a check or an error", target, kind, c, err)
+		}
+	})
+}
