@@ -40,65 +40,30 @@ var (
 // connections, and the slowest probe of each second in ms, with the seconds
 // in which a probe failed marked along the top of that panel.
 func PlotRun(path string, r Result) error {
-	// A Second covers [T, T+1): each is drawn at its end, where Open was
-	// read. The last one may be partial (the run ended or was stopped
-	// within it); its rates are scaled to its real length.
-	start := float64(r.Start.UnixNano()) / 1e9
-	end := start + r.DurationSeconds
-	n := len(r.Series)
-	up, down := make(plotter.XYs, n), make(plotter.XYs, n)
-	open := make(plotter.XYs, n)
-	var probe, failed plotter.XYs
-	probeTop := 0.0
-	for i, s := range r.Series {
-		from, to := max(float64(s.T), start), float64(s.T+1)
-		if i == n-1 && end > from && end < to {
-			to = end
-		}
-		length := max(to-from, 0.1) // a sliver would blow the rate up
-		x := to - start
-		up[i] = plotter.XY{X: x, Y: float64(s.BytesUp) * 8 / 1e6 / length}
-		down[i] = plotter.XY{X: x, Y: float64(s.BytesDown) * 8 / 1e6 / length}
-		open[i] = plotter.XY{X: x, Y: float64(s.Open)}
-		// A second without a probe has no latency, not a latency of 0.
-		if s.Probes > s.ProbeFailures {
-			probe = append(probe, plotter.XY{X: x, Y: s.ProbeMaxMS})
-		}
-		probeTop = max(probeTop, s.ProbeMaxMS)
-		if s.ProbeFailures > 0 {
-			failed = append(failed, plotter.XY{X: x})
-		}
-	}
-	// Failures have no latency to show: mark them near the top of the panel,
-	// above every passing probe and below the legend.
-	probeTop = max(probeTop*1.1, 1)
-	for i := range failed {
-		failed[i].Y = probeTop
-	}
-
+	pts := runPoints(r)
 	title := fmt.Sprintf("%s (%s): %d of %d connections", r.Target, cmp.Or(r.Path, "direct"), r.ConnsAchieved, r.ConnsRequested)
 	if r.Interrupted {
 		title += ", interrupted"
 	}
 	tp := newPlot(title, "", "Mbit/s")
-	if err := addLine(tp, up, colorUp, "up"); err != nil {
+	if err := addLine(tp, pts.up, colorUp, "up"); err != nil {
 		return err
 	}
-	if err := addLine(tp, down, colorDown, "down"); err != nil {
+	if err := addLine(tp, pts.down, colorDown, "down"); err != nil {
 		return err
 	}
 
 	op := newPlot("", "", "open connections")
-	if err := addLine(op, open, colorOpen, ""); err != nil {
+	if err := addLine(op, pts.open, colorOpen, ""); err != nil {
 		return err
 	}
 
 	pp := newPlot("", "seconds since start", "slowest probe (ms)")
-	if err := addLine(pp, probe, colorProbe, "probe max"); err != nil {
+	if err := addLine(pp, pts.probe, colorProbe, "probe max"); err != nil {
 		return err
 	}
-	if len(failed) > 0 {
-		sc, err := plotter.NewScatter(failed)
+	if len(pts.failed) > 0 {
+		sc, err := plotter.NewScatter(pts.failed)
 		if err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}
@@ -106,20 +71,64 @@ func PlotRun(path string, r Result) error {
 		pp.Add(sc)
 		pp.Legend.Add("probe failed", sc)
 	}
-	pp.Y.Max = max(pp.Y.Max, probeTop) * legendRoom
+	pp.Y.Max = max(pp.Y.Max, pts.probeTop) * legendRoom
 	tp.Y.Max *= legendRoom
 
 	// The panels share one time axis so that a dip in throughput lines up
 	// with the probe that suffered from it.
 	xmin, xmax := 0.0, max(r.DurationSeconds, 1)
-	if n > 0 {
-		xmax = max(xmax, up[n-1].X)
+	if n := len(pts.up); n > 0 {
+		xmax = max(xmax, pts.up[n-1].X)
 	}
 	for _, p := range []*plot.Plot{tp, op, pp} {
 		p.X.Min, p.X.Max = xmin, xmax
 		p.Y.Min = 0
 	}
 	return savePlots(path, runPlotHeight, tp, op, pp)
+}
+
+// runSeries are the points of a run's panels.
+type runSeries struct {
+	up, down, open, probe, failed plotter.XYs
+	// probeTop is where failed probes are drawn: above every passing one.
+	probeTop float64
+}
+
+// runPoints turns r's series into points. A Second covers [T, T+1): each
+// is drawn at its end, where Open was read. The last one may be partial
+// (the run ended or was stopped within it); its rates are scaled to its
+// real length.
+func runPoints(r Result) runSeries {
+	start := float64(r.Start.UnixNano()) / 1e9
+	end := start + r.DurationSeconds
+	n := len(r.Series)
+	pts := runSeries{up: make(plotter.XYs, n), down: make(plotter.XYs, n), open: make(plotter.XYs, n)}
+	for i, s := range r.Series {
+		from, to := max(float64(s.T), start), float64(s.T+1)
+		if i == n-1 && end > from && end < to {
+			to = end
+		}
+		length := max(to-from, 0.1) // a sliver would blow the rate up
+		x := to - start
+		pts.up[i] = plotter.XY{X: x, Y: float64(s.BytesUp) * 8 / 1e6 / length}
+		pts.down[i] = plotter.XY{X: x, Y: float64(s.BytesDown) * 8 / 1e6 / length}
+		pts.open[i] = plotter.XY{X: x, Y: float64(s.Open)}
+		// A second without a probe has no latency, not a latency of 0.
+		if s.Probes > s.ProbeFailures {
+			pts.probe = append(pts.probe, plotter.XY{X: x, Y: s.ProbeMaxMS})
+		}
+		pts.probeTop = max(pts.probeTop, s.ProbeMaxMS)
+		if s.ProbeFailures > 0 {
+			pts.failed = append(pts.failed, plotter.XY{X: x})
+		}
+	}
+	// Failures have no latency to show: mark them near the top of the panel,
+	// above every passing probe and below the legend.
+	pts.probeTop = max(pts.probeTop*1.1, 1)
+	for i := range pts.failed {
+		pts.failed[i].Y = pts.probeTop
+	}
+	return pts
 }
 
 // PlotSweep writes a PNG of a sweep to path: the probe's p50, p99 and max

@@ -63,21 +63,41 @@ func (r *Report) panel(name string) (*plot.Plot, error) {
 	for _, cm := range tl.Checks {
 		top = max(top, cm.Latency)
 	}
-	top *= 2
-	p.Y.Min, p.Y.Max = 0.1, top
+	p.Y.Min, p.Y.Max = 0.1, 2*top
+	if err := r.addOutages(p); err != nil {
+		return nil, err
+	}
+	if err := addMarks(p, tl); err != nil {
+		return nil, err
+	}
+	if err := addActions(p, tl); err != nil {
+		return nil, err
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return p, nil
+}
 
+// addOutages shades the spec's outages over the whole height of p.
+func (r *Report) addOutages(p *plot.Plot) error {
 	for _, o := range r.Spec.Link.Outages {
 		shade, err := plotter.NewPolygon(plotter.XYs{
 			{X: o.Start.Seconds(), Y: p.Y.Min}, {X: o.End().Seconds(), Y: p.Y.Min},
-			{X: o.End().Seconds(), Y: top}, {X: o.Start.Seconds(), Y: top},
+			{X: o.End().Seconds(), Y: p.Y.Max}, {X: o.Start.Seconds(), Y: p.Y.Max},
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		shade.Color = colorOutage
 		shade.LineStyle.Width = 0
 		p.Add(shade)
 	}
+	return nil
+}
+
+// addMarks adds the health server's checks and the prober's probes as
+// points at their latency.
+func addMarks(p *plot.Plot, tl Timeline) error {
 	var checks, passed, failed plotter.XYs
 	for _, cm := range tl.Checks {
 		checks = append(checks, plotter.XY{X: float64(cm.At), Y: max(cm.Latency, p.Y.Min)})
@@ -105,12 +125,17 @@ func (r *Report) panel(name string) (*plot.Plot, error) {
 		}
 		sc, err := plotter.NewScatter(s.xys)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = s.color, s.shape, vg.Points(2)
 		p.Add(sc)
 		p.Legend.Add(s.label, sc)
 	}
+	return nil
+}
+
+// addActions adds the restarts and heals as dashed vertical lines.
+func addActions(p *plot.Plot, tl Timeline) error {
 	for _, m := range []struct {
 		at    []Offset
 		color color.Color
@@ -120,9 +145,9 @@ func (r *Report) panel(name string) (*plot.Plot, error) {
 		{tl.Heals, colorHeal, "heal"},
 	} {
 		for i, at := range m.at {
-			l, err := plotter.NewLine(plotter.XYs{{X: float64(at), Y: p.Y.Min}, {X: float64(at), Y: top}})
+			l, err := plotter.NewLine(plotter.XYs{{X: float64(at), Y: p.Y.Min}, {X: float64(at), Y: p.Y.Max}})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			l.Color, l.Width = m.color, vg.Points(1.5)
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
@@ -132,7 +157,5 @@ func (r *Report) panel(name string) (*plot.Plot, error) {
 			}
 		}
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	return p, nil
+	return nil
 }
