@@ -194,48 +194,8 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	f.warnOverDescriptors(stderr)
 
-	levels := f.levels()
-	var results []loadgen.Result
-	code := 0
-	for i, conns := range levels {
-		prefix := ""
-		if len(levels) > 1 {
-			prefix = fmt.Sprintf("level %d/%d: ", i+1, len(levels))
-		}
-		prog := newProgress(stderr, terminal, prefix, conns, f.expected(conns))
-		onSecond := metrics.observe(conns, prog.second)
-		var res loadgen.Result
-		if f.procs > 1 && conns > 1 {
-			res, err = runProcs(ctx, &f, path, conns, onSecond, stderr)
-		} else {
-			cfg := f.buildConfig(path, conns)
-			cfg.OnSecond = onSecond
-			res, err = loadgen.Run(ctx, cfg)
-		}
-		prog.done()
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			code = 1
-			if res.Histograms.Connect == nil {
-				break // nothing was measured
-			}
-		}
-		res.Path = path.name
-		results = append(results, res)
-		if len(levels) > 1 {
-			fmt.Fprintf(stdout, "level %d/%d: %d connections\n", i+1, len(levels), conns)
-		}
-		if err := loadgen.WriteSummary(stdout, res); err != nil {
-			code = 1
-		}
-		if len(levels) > 1 {
-			fmt.Fprintln(stdout)
-		}
-		if ctx.Err() != nil || code != 0 {
-			break
-		}
-	}
-	if len(levels) > 1 && len(results) > 0 {
+	results, code := runLevels(ctx, &f, path, metrics, terminal, stdout, stderr)
+	if len(f.levels()) > 1 && len(results) > 0 {
 		if err := loadgen.WriteSweepTable(stdout, results); err != nil {
 			code = 1
 		}
@@ -248,12 +208,62 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 		for _, r := range results {
 			if r.ConnsAchieved == 0 {
 				fmt.Fprintf(stderr, "%s: no connection to %s could be opened\n", name, r.Target)
-				code = 1
-				break
+				return 1
 			}
 		}
 	}
 	return code
+}
+
+// runLevels runs each level of connections in turn (one, without
+// --sweep), in this process or over --procs children, printing a progress
+// line and a summary of each. It stops after a level that failed or was
+// interrupted, and returns what was measured and the exit code so far.
+func runLevels(ctx context.Context, f *loadFlags, path *loadPath, metrics *loadMetrics, terminal bool, stdout, stderr io.Writer) ([]loadgen.Result, int) {
+	const name = "tunnelprobe load"
+	levels := f.levels()
+	var results []loadgen.Result
+	for i, conns := range levels {
+		prefix := ""
+		if len(levels) > 1 {
+			prefix = fmt.Sprintf("level %d/%d: ", i+1, len(levels))
+		}
+		prog := newProgress(stderr, terminal, prefix, conns, f.expected(conns))
+		onSecond := metrics.observe(conns, prog.second)
+		var res loadgen.Result
+		var err error
+		if f.procs > 1 && conns > 1 {
+			res, err = runProcs(ctx, f, path, conns, onSecond, stderr)
+		} else {
+			cfg := f.buildConfig(path, conns)
+			cfg.OnSecond = onSecond
+			res, err = loadgen.Run(ctx, cfg)
+		}
+		prog.done()
+		code := 0
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			code = 1
+			if res.Histograms.Connect == nil {
+				return results, code // nothing was measured
+			}
+		}
+		res.Path = path.name
+		results = append(results, res)
+		if len(levels) > 1 {
+			fmt.Fprintf(stdout, "%s%d connections\n", prefix, conns)
+		}
+		if err := loadgen.WriteSummary(stdout, res); err != nil {
+			code = 1
+		}
+		if len(levels) > 1 {
+			fmt.Fprintln(stdout)
+		}
+		if ctx.Err() != nil || code != 0 {
+			return results, code
+		}
+	}
+	return results, 0
 }
 
 // writeLoadOutputs writes --json and --plot for results: a run's, or a

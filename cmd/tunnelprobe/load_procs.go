@@ -71,74 +71,11 @@ func runProcs(ctx context.Context, f *loadFlags, p *loadPath, conns int, onSecon
 	n := min(f.procs, conns)
 	childCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	type proc struct {
-		c      *child
-		ready  chan struct{} // closed when the child says it is ready
-		done   chan struct{} // closed when its stdout ends
-		result *loadgen.Result
-		err    error
-	}
 	merger := newSecondMerger(n, onSecond)
-	procs := make([]*proc, 0, n)
 	var readers sync.WaitGroup
-	var startErr error
-	for i := range n {
-		share := conns / n
-		if i < conns%n {
-			share++
-		}
-		c, err := startChild(childCtx, stderr, childArgs(f, p, i, share, conns)...)
-		if err != nil {
-			startErr = err
-			break
-		}
-		pr := &proc{c: c, ready: make(chan struct{}), done: make(chan struct{})}
-		procs = append(procs, pr)
-		readers.Go(func() {
-			defer close(pr.done)
-			readyClosed := false
-			for {
-				m, err := pr.c.next()
-				if err != nil {
-					if !errors.Is(err, io.EOF) {
-						pr.err = err
-					}
-					return
-				}
-				switch {
-				case m.Ready && !readyClosed:
-					readyClosed = true
-					close(pr.ready)
-				case m.Second != nil:
-					merger.add(*m.Second)
-				case m.Result != nil:
-					pr.result = m.Result
-				case m.Error != "":
-					pr.err = fmt.Errorf("load process %d: %s", i+1, m.Error)
-				}
-			}
-		})
-	}
-
-	// Wait until every child is ready, then give them all one start time.
+	procs, startErr := startProcs(childCtx, f, p, n, conns, merger, &readers, stderr)
 	if startErr == nil {
-		timeout := time.NewTimer(childStartTimeout)
-	wait:
-		for i, pr := range procs {
-			select {
-			case <-pr.ready:
-			case <-pr.done:
-				startErr = fmt.Errorf("load process %d exited before it was ready", i+1)
-				break wait
-			case <-timeout.C:
-				startErr = fmt.Errorf("load processes not ready after %v", childStartTimeout)
-				break wait
-			case <-ctx.Done():
-				break wait
-			}
-		}
-		timeout.Stop()
+		startErr = waitReady(ctx, procs)
 	}
 	if startErr == nil && ctx.Err() == nil {
 		start := time.Now().Add(startLead).UnixNano()
@@ -159,7 +96,86 @@ func runProcs(ctx context.Context, f *loadFlags, p *loadPath, conns int, onSecon
 	if startErr != nil {
 		return loadgen.Result{}, startErr
 	}
+	return mergeProcs(ctx, procs, p.target, conns)
+}
 
+// proc is one child of runProcs.
+type proc struct {
+	c      *child
+	ready  chan struct{} // closed when the child says it is ready
+	done   chan struct{} // closed when its stdout ends
+	result *loadgen.Result
+	err    error
+}
+
+// startProcs starts n children, child i with its share of conns, each
+// read by a goroutine of readers that feeds merger.
+func startProcs(ctx context.Context, f *loadFlags, p *loadPath, n, conns int, merger *secondMerger, readers *sync.WaitGroup, stderr io.Writer) ([]*proc, error) {
+	procs := make([]*proc, 0, n)
+	for i := range n {
+		share := conns / n
+		if i < conns%n {
+			share++
+		}
+		c, err := startChild(ctx, stderr, childArgs(f, p, i, share, conns)...)
+		if err != nil {
+			return procs, err
+		}
+		pr := &proc{c: c, ready: make(chan struct{}), done: make(chan struct{})}
+		procs = append(procs, pr)
+		readers.Go(func() { pr.read(i, merger) })
+	}
+	return procs, nil
+}
+
+// read handles child i's messages until it closes its stdout.
+func (pr *proc) read(i int, merger *secondMerger) {
+	defer close(pr.done)
+	readyClosed := false
+	for {
+		m, err := pr.c.next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				pr.err = err
+			}
+			return
+		}
+		switch {
+		case m.Ready && !readyClosed:
+			readyClosed = true
+			close(pr.ready)
+		case m.Second != nil:
+			merger.add(*m.Second)
+		case m.Result != nil:
+			pr.result = m.Result
+		case m.Error != "":
+			pr.err = fmt.Errorf("load process %d: %s", i+1, m.Error)
+		}
+	}
+}
+
+// waitReady waits until every child is ready, so that they can all be
+// given one start time; nil also when ctx ended first.
+func waitReady(ctx context.Context, procs []*proc) error {
+	timeout := time.NewTimer(childStartTimeout)
+	defer timeout.Stop()
+	for i, pr := range procs {
+		select {
+		case <-pr.ready:
+		case <-pr.done:
+			return fmt.Errorf("load process %d exited before it was ready", i+1)
+		case <-timeout.C:
+			return fmt.Errorf("load processes not ready after %v", childStartTimeout)
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// mergeProcs merges the children's results into one for target, with the
+// conns requested, and joins their errors.
+func mergeProcs(ctx context.Context, procs []*proc, target string, conns int) (loadgen.Result, error) {
 	var results []loadgen.Result
 	var errs []error
 	for i, pr := range procs {
@@ -183,7 +199,7 @@ func runProcs(ctx context.Context, f *loadFlags, p *loadPath, conns int, onSecon
 	if err != nil {
 		return loadgen.Result{}, err
 	}
-	merged.Target = p.target
+	merged.Target = target
 	// Requested is what was asked for, also of a child that failed.
 	merged.ConnsRequested = conns
 	return merged, errors.Join(errs...)

@@ -182,32 +182,49 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 		return sinkChild(ctx, f, stdout, stderr)
 	}
 
-	// With several processes every listener needs SO_REUSEPORT, the
-	// parent's included: it serves too, and picks the port that its
-	// children then share. One process listens plainly, so that a port in
-	// use is an error rather than a silent share with another sink.
-	var ln net.Listener
-	var err error
-	if f.procs > 1 {
-		ln, err = sink.ListenReusePort(ctx, "tcp", f.listen)
-	} else {
-		var lc net.ListenConfig
-		ln, err = lc.Listen(ctx, "tcp", f.listen)
-	}
+	ln, err := listenSink(ctx, f)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: cannot listen on %s: %v\n", name, f.listen, err)
 		return 1
 	}
-	addr := ln.Addr().String()
 	srv := &sink.Server{Echo: f.echo}
+	fleet := &sinkFleet{}
+	total := func() sinkTotals {
+		return sinkTotals{Stats: addStats(srv.Stats(), fleet.stats()), Processes: 1 + fleet.size()}
+	}
+	code := serveSinks(ctx, f, ln, srv, fleet, total, stdout, stderr)
+	t := total()
+	fmt.Fprintf(stdout, "%s: %d connections, %d bytes in, %d bytes out, %d open at exit, %d processes\n",
+		name, t.Conns, t.BytesIn, t.BytesOut, t.Open, t.Processes)
+	return code
+}
 
+// listenSink listens on --listen. With several processes every listener
+// needs SO_REUSEPORT, the parent's included: it serves too, and picks the
+// port that its children then share. One process listens plainly, so that a
+// port in use is an error rather than a silent share with another sink.
+func listenSink(ctx context.Context, f sinkFlags) (net.Listener, error) {
+	if f.procs > 1 {
+		return sink.ListenReusePort(ctx, "tcp", f.listen)
+	}
+	var lc net.ListenConfig
+	return lc.Listen(ctx, "tcp", f.listen)
+}
+
+// serveSinks serves srv on ln, with --procs-1 children beside it and the
+// --stats server, until ctx ends or a part fails, and returns the exit
+// code.
+func serveSinks(ctx context.Context, f sinkFlags, ln net.Listener, srv *sink.Server, fleet *sinkFleet,
+	total func() sinkTotals, stdout, stderr io.Writer,
+) int {
+	const name = "tunnelprobe sink"
+	addr := ln.Addr().String()
 	// runCtx ends everything: the caller's stop, or a child that dies.
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(runCtx, ln) }()
 
-	fleet := &sinkFleet{}
 	code := 0
 	if f.procs > 1 {
 		if err := fleet.start(runCtx, cancel, f.procs-1, addr, f.echo, stderr); err != nil {
@@ -215,9 +232,6 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 			cancel(err)
 			code = 1
 		}
-	}
-	total := func() sinkTotals {
-		return sinkTotals{Stats: addStats(srv.Stats(), fleet.stats()), Processes: 1 + fleet.size()}
 	}
 	if code == 0 {
 		if f.procs > 1 {
@@ -228,8 +242,8 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	var statsDone chan struct{}
 	if code == 0 && f.stats != "" {
-		statsDone, err = serveSinkStats(runCtx, f.stats, total, stdout)
-		if err != nil {
+		var err error
+		if statsDone, err = serveSinkStats(runCtx, f.stats, total, stdout); err != nil {
 			fmt.Fprintf(stderr, "%s: --stats: %v\n", name, err)
 			cancel(err)
 			code = 1
@@ -252,9 +266,6 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 		fmt.Fprintf(stderr, "%s: %v\n", name, cause)
 		code = 1
 	}
-	t := total()
-	fmt.Fprintf(stdout, "%s: %d connections, %d bytes in, %d bytes out, %d open at exit, %d processes\n",
-		name, t.Conns, t.BytesIn, t.BytesOut, t.Open, t.Processes)
 	return code
 }
 
