@@ -26,13 +26,22 @@
 // one effective loop and nothing drifts out of phase. [Reference] returns the
 // configuration of the health loop this project started from.
 //
+// The state cannot go silently stale: a heal is bounded by HealTimeout, and
+// while a loop runs it owes its next result by a time it knows; more than a
+// Period past that, the snapshot is Stale and the status endpoint answers
+// 503 whatever the last result said. A running heal shows in the snapshot,
+// the answers, the observer and the metrics.
+//
 // # HTTP
 //
 // [Monitor.StatusHandler] reports the state (200 healthy, 503 otherwise;
 // ?wait= long-polls for a healthy state). [Monitor.CheckHandler] runs the
 // check with the request's context: concurrent requests share one
 // execution, which is cancelled the moment its last caller leaves, and a
-// check cut short that way is not recorded. Both answer in short text, or in
+// check cut short that way, or by a caller's deadline shorter than the
+// monitor's check timeout, is not recorded: nothing one client asks changes
+// what another is told (see [Monitor.Probe]). [ParseTarget] reads the one
+// syntax of a check target. Both answer in short text, or in
 // the IETF health-check JSON format on request, to GET and HEAD only.
 //
 // Mount them with [Monitor.Handler] under any prefix of any router, with
