@@ -155,9 +155,9 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	if len(args) > 0 && args[0] == "merge" {
 		return loadMerge(args[1:], getenv, stdout, stderr) // loadmerge.go
 	}
-	isChild := len(args) > 0 && args[0] == childMode
-	if isChild {
-		args, getenv = args[1:], noEnv
+	if len(args) > 0 && args[0] == childMode {
+		// A --procs child: its parent gives it its part of the run as data.
+		return loadChild(ctx, stdout)
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f loadFlags
@@ -170,9 +170,6 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if err := f.check(set); err != nil {
 		return usageError(stderr, name, err)
-	}
-	if isChild {
-		return loadChild(ctx, &f, stdout, stderr)
 	}
 
 	terminal := isTerminal(stderr)

@@ -20,10 +20,11 @@ type loadPath struct {
 	target string
 	dialer middleware.Dialer // nil: the host network, with --source
 	probe  middleware.Checker
-	// Children reach the lab through its SOCKS5 ingress, and verify its
-	// TLS target with its CA, written to a file.
-	childSOCKS5, childProbe, childCAFile string
-	close                                func()
+	// Children reach the lab through its SOCKS5 ingress, and verify the
+	// probe's server with the CA PEM they are given.
+	childSOCKS5, childProbe string
+	childCAPEM              []byte
+	close                   func()
 }
 
 // openPath builds the path the flags ask for, starting the lab for --lab.
@@ -66,19 +67,18 @@ func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPa
 			probeURL = "tls://" + net.JoinHostPort(harness.TLSHost, "443")
 		}
 		if f.procs > 1 {
-			p.childSOCKS5 = lab.SOCKS5Addr().String()
-			if f.tlsCA.file == "" {
-				file, err := writeTemp("tunnelprobe-lab-ca-*.pem", lab.CA().PEM)
-				if err != nil {
-					p.close()
-					return nil, err
-				}
-				p.childCAFile = file
-				p.close = func() { lab.Close(); os.Remove(file) }
-			}
+			p.childSOCKS5, p.childCAPEM = lab.SOCKS5Addr().String(), lab.CA().PEM
 		}
 	}
 	p.childProbe = probeURL
+	if f.tlsCA.file != "" {
+		pem, err := os.ReadFile(f.tlsCA.file)
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		p.childCAPEM = pem
+	}
 	if probeURL != "" {
 		pv := probeValue{}
 		if err := pv.Set(probeURL); err != nil {
@@ -88,20 +88,4 @@ func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPa
 		p.probe = pv.checker(p.dialer, roots, f.tlsInsecure)
 	}
 	return p, nil
-}
-
-func writeTemp(pattern string, b []byte) (string, error) {
-	f, err := os.CreateTemp("", pattern)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
 }

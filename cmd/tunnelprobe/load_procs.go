@@ -7,64 +7,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
-// childArgs returns the command line of child i, which runs share of the
-// conns connections: rates are split in proportion, and only the first
-// child probes, so that the path sees one probe at a time as with one
-// process.
-func childArgs(f *loadFlags, p *loadPath, i, share, conns int) []string {
-	frac := float64(share) / float64(conns)
-	args := []string{"load", childMode,
-		"--target", p.target,
-		"--conns", strconv.Itoa(share),
-		"--duration", f.duration.String(),
-		"--direction", f.direction.String(),
-		"--reconnect=" + strconv.FormatBool(f.reconnect),
-		"--probe-every", f.probeEvery.String(),
-		"--probe-timeout", f.probeTO.String(),
+// childConfig returns the whole of a level of conns connections as the
+// data children run, to be split over them.
+func childConfig(f *loadFlags, p *loadPath, conns int) loadgen.ChildConfig {
+	return loadgen.ChildConfig{
+		Target: p.target, Conns: conns, ConnectRate: f.connectRate.v, Ramp: f.ramp, Duration: f.duration,
+		Rate: f.rate.bits, Direction: f.direction, NoReconnect: !f.reconnect, Sources: f.sources.addrs,
+		SOCKS5: p.childSOCKS5, Probe: p.childProbe, ProbeCAPEM: p.childCAPEM, ProbeInsecure: f.tlsInsecure,
+		ProbeEvery: f.probeEvery, ProbeTimeout: f.probeTO,
 	}
-	if f.connectRate.v > 0 {
-		args = append(args, "--connect-rate", strconv.FormatFloat(f.connectRate.v*frac, 'g', -1, 64))
-	}
-	if f.ramp > 0 {
-		args = append(args, "--ramp", f.ramp.String())
-	}
-	if f.rate.bits > 0 {
-		args = append(args, "--rate", strconv.FormatFloat(max(1, math.Round(f.rate.bits*frac)), 'f', 0, 64))
-	}
-	if f.sources.text != "" {
-		args = append(args, "--source", f.sources.text)
-	}
-	if p.childSOCKS5 != "" {
-		args = append(args, "--socks5", p.childSOCKS5)
-	}
-	if i == 0 && p.childProbe != "" {
-		args = append(args, "--probe", p.childProbe)
-		switch {
-		case f.tlsCA.file != "":
-			args = append(args, "--tls-ca", f.tlsCA.file)
-		case p.childCAFile != "":
-			args = append(args, "--tls-ca", p.childCAFile)
-		}
-		if f.tlsInsecure {
-			args = append(args, "--tls-insecure")
-		}
-	}
-	return args
 }
 
 // runProcs runs one level of conns connections split over child processes
-// (see childArgs) that start at the same instant, and merges their results.
+// (each given its share of childConfig as a JSON line on its stdin) that
+// start at the same instant, and merges their results.
 // The end of ctx stops the children as Ctrl-C would, and what they measured
 // is still merged.
 func runProcs(ctx context.Context, f *loadFlags, p *loadPath, conns int, onSecond func(loadgen.Second), stderr io.Writer) (loadgen.Result, error) {
@@ -73,7 +38,7 @@ func runProcs(ctx context.Context, f *loadFlags, p *loadPath, conns int, onSecon
 	defer cancel()
 	merger := newSecondMerger(n, onSecond)
 	var readers sync.WaitGroup
-	procs, startErr := startProcs(childCtx, f, p, n, conns, merger, &readers, stderr)
+	procs, startErr := startProcs(childCtx, childConfig(f, p, conns).Split(n), merger, &readers, stderr)
 	if startErr == nil {
 		startErr = waitReady(ctx, procs)
 	}
@@ -108,22 +73,20 @@ type proc struct {
 	err    error
 }
 
-// startProcs starts n children, child i with its share of conns, each
-// read by a goroutine of readers that feeds merger.
-func startProcs(ctx context.Context, f *loadFlags, p *loadPath, n, conns int, merger *secondMerger, readers *sync.WaitGroup, stderr io.Writer) ([]*proc, error) {
-	procs := make([]*proc, 0, n)
-	for i := range n {
-		share := conns / n
-		if i < conns%n {
-			share++
-		}
-		c, err := startChild(ctx, stderr, childArgs(f, p, i, share, conns)...)
+// startProcs starts a child for each of configs, tells it its config, and
+// reads it in a goroutine of readers that feeds merger.
+func startProcs(ctx context.Context, configs []loadgen.ChildConfig, merger *secondMerger, readers *sync.WaitGroup, stderr io.Writer) ([]*proc, error) {
+	procs := make([]*proc, 0, len(configs))
+	for i, cc := range configs {
+		c, err := startChild(ctx, stderr, "load", childMode)
 		if err != nil {
 			return procs, err
 		}
 		pr := &proc{c: c, ready: make(chan struct{}), done: make(chan struct{})}
 		procs = append(procs, pr)
 		readers.Go(func() { pr.read(i, merger) })
+		// A child that cannot read it fails and says why.
+		_ = json.NewEncoder(c.stdin).Encode(cc)
 	}
 	return procs, nil
 }
@@ -205,10 +168,11 @@ func mergeProcs(ctx context.Context, procs []*proc, target string, conns int) (l
 	return merged, errors.Join(errs...)
 }
 
-// loadChild is a load process started by a --procs parent. It says it is
-// ready, waits for the start time its parent writes on stdin, runs, and
-// reports each second and its result in JSON lines on stdout.
-func loadChild(ctx context.Context, f *loadFlags, stdout, stderr io.Writer) int {
+// loadChild is a load process started by a --procs parent. It reads its
+// share of the run (a loadgen.ChildConfig) from its first line on stdin,
+// says it is ready, waits for the start time its parent writes next, runs,
+// and reports each second and its result in JSON lines on stdout.
+func loadChild(ctx context.Context, stdout io.Writer) int {
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	send := func(m childMsg) {
@@ -216,30 +180,41 @@ func loadChild(ctx context.Context, f *loadFlags, stdout, stderr io.Writer) int 
 		defer mu.Unlock()
 		_ = enc.Encode(m) // a parent that went away has no use for it
 	}
-	path, err := openPath(ctx, f, harness.Settings{})
-	if err != nil {
-		send(childMsg{Error: err.Error()})
-		return 1
+	// Stdin is read in a goroutine so that a signal ends the waits. It
+	// ends when the parent closes the pipe, at the latest when the
+	// process exits.
+	lines := make(chan string, 2)
+	go func() {
+		defer close(lines)
+		in := bufio.NewReader(os.Stdin)
+		for range 2 {
+			s, err := in.ReadString('\n')
+			if err != nil {
+				return
+			}
+			lines <- s
+		}
+	}()
+	var cc loadgen.ChildConfig
+	select {
+	case s := <-lines:
+		if err := json.Unmarshal([]byte(s), &cc); err != nil {
+			send(childMsg{Error: "no configuration from the parent: " + err.Error()})
+			return 1
+		}
+	case <-ctx.Done():
+		return 0
 	}
-	defer path.close()
-	cfg := f.buildConfig(path, f.conns)
-	if err := cfg.Validate(); err != nil {
+	cfg, err := cc.Build()
+	if err != nil {
 		send(childMsg{Error: err.Error()})
 		return 1
 	}
 	send(childMsg{Ready: true})
 
-	// Stdin is read in a goroutine so that a signal ends the wait. It
-	// ends when the parent writes the line or closes the pipe, at the
-	// latest when the process exits.
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-		line <- s
-	}()
 	var startAt time.Time
 	select {
-	case s := <-line:
+	case s := <-lines:
 		ns, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			send(childMsg{Error: "no start time from the parent"})

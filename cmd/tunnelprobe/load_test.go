@@ -427,9 +427,10 @@ func TestProbeValue(t *testing.T) {
 	}
 }
 
-// TestChildArgs checks that the children's command lines parse back into
-// the parent's settings, with the connections and rates split exactly.
-func TestChildArgs(t *testing.T) {
+// TestChildConfig checks that the children's share of the run, as data,
+// builds back into the parent's settings, with the connections and rates
+// split exactly and the probe given to the first child only.
+func TestChildConfig(t *testing.T) {
 	t.Parallel()
 	var f loadFlags
 	fs := flag.NewFlagSet("parent", flag.ContinueOnError)
@@ -443,27 +444,29 @@ func TestChildArgs(t *testing.T) {
 	const conns, n = 1001, 3
 	var total int
 	var rate, connectRate float64
-	for i := range n {
-		share := conns/n + map[bool]int{true: 1}[i < conns%n]
-		args := childArgs(&f, p, i, share, conns)
-		if args[0] != "load" || args[1] != childMode {
-			t.Fatalf("args %v", args)
+	for i, cc := range childConfig(&f, p, conns).Split(n) {
+		// What a child reads from its stdin.
+		b, err := json.Marshal(cc)
+		if err != nil {
+			t.Fatal(err)
 		}
-		var c loadFlags
-		cfs := flag.NewFlagSet("child", flag.ContinueOnError)
-		c.register(cfs)
-		if err := cfs.Parse(args[2:]); err != nil {
+		var got loadgen.ChildConfig
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		c, err := got.Build()
+		if err != nil {
 			t.Fatalf("child %d: %v", i, err)
 		}
-		total += c.conns
-		rate += c.rate.bits
-		connectRate += c.connectRate.v
-		if c.direction != f.direction || c.reconnect || c.duration != 3*time.Second || c.probeEvery != 250*time.Millisecond ||
-			!slices.Equal(c.sources.addrs, f.sources.addrs) || c.target != f.target {
-			t.Errorf("child %d does not have the parent's settings: %v", i, args)
+		total += c.Conns
+		rate += c.Rate
+		connectRate += c.ConnectRate
+		if c.Direction != f.direction || !c.NoReconnect || c.Duration != 3*time.Second || c.ProbeEvery != 250*time.Millisecond ||
+			!slices.Equal(c.Sources, f.sources.addrs) || c.Target != f.target {
+			t.Errorf("child %d does not have the parent's settings: %s", i, b)
 		}
-		if (i == 0) != (c.probe.text != "") {
-			t.Errorf("child %d: probe %q; only the first child probes", i, c.probe.text)
+		if (i == 0) != (c.Probe != nil) {
+			t.Errorf("child %d: probe %v; only the first child probes", i, c.Probe)
 		}
 	}
 	if total != conns || rate < 99_999_990 || rate > 100_000_010 || connectRate < 999.999 || connectRate > 1000.001 {

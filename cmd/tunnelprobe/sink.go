@@ -30,9 +30,9 @@ of open files, and sums their counters.
 `
 
 // childMode is the first argument of a command run as a child of a
-// --procs parent. Children take every setting on their command line, none
-// from the environment, and talk to their parent in JSON lines on stdout
-// (childMsg).
+// --procs parent. Children take no flags and nothing from the environment:
+// their parent writes their settings as data (a JSON line) on their stdin,
+// and they answer in JSON lines on stdout (childMsg).
 const childMode = "__child"
 
 const (
@@ -62,11 +62,6 @@ type childMsg struct {
 	// Error is why a child gives up.
 	Error string `json:"error,omitempty"`
 }
-
-// noEnv is the environment of a child: its parent passes every setting on
-// the command line, and TUNNELPROBE_PROCS in the inherited environment
-// must not make a child start children of its own.
-func noEnv(string) string { return "" }
 
 // child is a copy of this binary running a command in childMode.
 type child struct {
@@ -168,18 +163,15 @@ func runSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func sinkCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe sink"
-	isChild := len(args) > 0 && args[0] == childMode
-	if isChild {
-		args, getenv = args[1:], noEnv
+	if len(args) > 0 && args[0] == childMode {
+		// A --procs child: its parent gives it its settings as data.
+		return sinkChild(ctx, os.Stdin, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f sinkFlags
 	f.register(fs)
 	if code, ok := parseCommand(fs, args, getenv, sinkUsage, stdout, stderr); !ok {
 		return code
-	}
-	if isChild {
-		return sinkChild(ctx, f, stdout, stderr)
 	}
 
 	ln, err := listenSink(ctx, f)
@@ -282,16 +274,14 @@ type sinkFleet struct {
 // listen. A child that exits before ctx ends cancels the run with the
 // reason.
 func (fl *sinkFleet) start(ctx context.Context, cancel context.CancelCauseFunc, n int, addr string, echo bool, stderr io.Writer) error {
-	args := []string{"sink", childMode, "--listen", addr, "--procs", "1"}
-	if echo {
-		args = append(args, "--echo")
-	}
 	ready := make(chan error, n) // one value per child: it listens, or why not
 	for i := range n {
-		c, err := startChild(ctx, stderr, args...)
+		c, err := startChild(ctx, stderr, "sink", childMode)
 		if err != nil {
 			return err
 		}
+		// A child that cannot read it fails and says why.
+		_ = json.NewEncoder(c.stdin).Encode(sinkChildConfig{Listen: addr, Echo: echo})
 		fl.mu.Lock()
 		fl.children = append(fl.children, c)
 		fl.latest = append(fl.latest, sink.Stats{})
@@ -382,16 +372,29 @@ func (fl *sinkFleet) wait() error {
 	return errors.Join(errs...)
 }
 
-// sinkChild is a sink process started by a --procs parent: it listens on
-// the parent's port and reports its counters every second and on exit.
-func sinkChild(ctx context.Context, f sinkFlags, stdout, stderr io.Writer) int {
+// sinkChildConfig is what a sink parent tells each child, as a JSON line on
+// its stdin.
+type sinkChildConfig struct {
+	Listen string `json:"listen"`
+	Echo   bool   `json:"echo,omitempty"`
+}
+
+// sinkChild is a sink process started by a --procs parent: it reads its
+// settings from stdin, listens on the parent's port and reports its
+// counters every second and on exit.
+func sinkChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
-	ln, err := sink.ListenReusePort(ctx, "tcp", f.listen)
+	var f sinkChildConfig
+	if err := json.NewDecoder(stdin).Decode(&f); err != nil {
+		_ = enc.Encode(childMsg{Error: "no settings from the parent: " + err.Error()})
+		return 1
+	}
+	ln, err := sink.ListenReusePort(ctx, "tcp", f.Listen)
 	if err != nil {
 		_ = enc.Encode(childMsg{Error: err.Error()})
 		return 1
 	}
-	srv := &sink.Server{Echo: f.echo}
+	srv := &sink.Server{Echo: f.Echo}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	if err := enc.Encode(childMsg{Addr: ln.Addr().String()}); err != nil {

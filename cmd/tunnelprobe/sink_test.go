@@ -40,6 +40,9 @@ func init() {
 	os.Exit(code)
 }
 
+// noEnv is an empty environment, for commands run by tests.
+func noEnv(string) string { return "" }
+
 // watchBuffer is a goroutine-safe writer whose content a test can wait
 // for.
 type watchBuffer struct {

@@ -1,0 +1,110 @@
+package loadgen
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"time"
+
+	"golang.org/x/net/proxy"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// ChildConfig is one process's share of a run split over several processes
+// (each with its own limit of open files), as data: a parent sends it to a
+// child, as JSON, and the child builds the Config it runs with Build.
+// Dialers and checks do not travel; what the child needs to make its own
+// does: a SOCKS5 address, a check target and the CA that verifies it.
+type ChildConfig struct {
+	Target      string        `json:"target"`
+	Conns       int           `json:"conns"`
+	ConnectRate float64       `json:"connect_rate,omitempty"`
+	Ramp        time.Duration `json:"ramp,omitempty"`
+	Duration    time.Duration `json:"duration,omitempty"`
+	DialTimeout time.Duration `json:"dial_timeout,omitempty"`
+	Rate        float64       `json:"rate,omitempty"`
+	Direction   Direction     `json:"direction"`
+	NoReconnect bool          `json:"no_reconnect,omitempty"`
+	Sources     []netip.Addr  `json:"sources,omitempty"`
+	PathName    string        `json:"path,omitempty"`
+
+	// SOCKS5 is the proxy the child dials through (the lab's ingress);
+	// empty means the host network, from Sources.
+	SOCKS5 string `json:"socks5,omitempty"`
+	// Probe is a check target in middleware.ParseTarget's syntax, run over
+	// the child's path; empty means none.
+	Probe string `json:"probe,omitempty"`
+	// ProbeCAPEM verifies a tls probe; empty means the system's roots.
+	ProbeCAPEM    []byte        `json:"probe_ca_pem,omitempty"`
+	ProbeInsecure bool          `json:"probe_insecure,omitempty"`
+	ProbeEvery    time.Duration `json:"probe_every,omitempty"`
+	ProbeTimeout  time.Duration `json:"probe_timeout,omitempty"`
+}
+
+// Split divides c over n processes (at most one a connection): the
+// connections as evenly as they go, the rates in proportion, and the probe
+// to the first process only, so that the path sees one probe at a time as
+// with one process.
+func (c ChildConfig) Split(n int) []ChildConfig {
+	n = max(min(n, c.Conns), 1)
+	out := make([]ChildConfig, n)
+	for i := range n {
+		share := c.Conns / n
+		if i < c.Conns%n {
+			share++
+		}
+		frac := float64(share) / float64(max(c.Conns, 1))
+		ci := c
+		ci.Conns = share
+		ci.ConnectRate = c.ConnectRate * frac
+		if c.Rate > 0 {
+			ci.Rate = max(1, math.Round(c.Rate*frac))
+		}
+		if i > 0 {
+			ci.Probe, ci.ProbeCAPEM = "", nil
+		}
+		out[i] = ci
+	}
+	return out
+}
+
+// Build returns the Config that c describes, with its dialer and probe, or
+// an error naming what is wrong.
+func (c ChildConfig) Build() (Config, error) {
+	cfg := Config{
+		Target: c.Target, Sources: c.Sources, PathName: c.PathName,
+		Conns: c.Conns, ConnectRate: c.ConnectRate, Ramp: c.Ramp, Duration: c.Duration, DialTimeout: c.DialTimeout,
+		Rate: c.Rate, Direction: c.Direction, NoReconnect: c.NoReconnect,
+		ProbeEvery: c.ProbeEvery, ProbeTimeout: c.ProbeTimeout,
+	}
+	if c.SOCKS5 != "" {
+		d, err := proxy.SOCKS5("tcp", c.SOCKS5, nil, &net.Dialer{})
+		if err != nil {
+			return Config{}, fmt.Errorf("loadgen: SOCKS5 %s: %w", c.SOCKS5, err)
+		}
+		cd, ok := d.(proxy.ContextDialer)
+		if !ok {
+			return Config{}, errors.New("loadgen: the SOCKS5 dialer cannot be cancelled")
+		}
+		cfg.Dialer = cd
+	}
+	if c.Probe != "" {
+		opts := middleware.TargetOptions{Dialer: cfg.Dialer, InsecureSkipVerify: c.ProbeInsecure}
+		if len(c.ProbeCAPEM) > 0 {
+			opts.RootCAs = x509.NewCertPool()
+			if !opts.RootCAs.AppendCertsFromPEM(c.ProbeCAPEM) {
+				return Config{}, errors.New("loadgen: the probe's CA holds no PEM certificate")
+			}
+		}
+		probe, err := middleware.ParseTarget(c.Probe, "", opts)
+		if err != nil {
+			return Config{}, fmt.Errorf("loadgen: probe %q: %w", c.Probe, err)
+		}
+		cfg.Probe = probe
+	}
+	return cfg, cfg.Validate()
+}
