@@ -63,6 +63,8 @@
 //
 // A process has at most 20,000 descriptors: about 19,000 connections, or
 // half as many with the sink in the same process. Larger runs use several
-// processes, each with its share of Conns and Rate, and [Merge] their
-// results; cfg.Sources multiplies the ephemeral ports towards one sink.
+// processes: a [Fleet] splits a run described as data ([ChildConfig]) over
+// child processes of a program that calls [RunChild], starts them at the
+// same instant and [Merge]s their results exactly; cfg.Sources multiplies
+// the ephemeral ports towards one sink.
 package loadgen

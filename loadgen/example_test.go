@@ -43,3 +43,17 @@ func ExampleRun() {
 	// bytes agree with the sink: true
 	// probe failures: 0
 }
+
+// Split divides a run over processes, each with its own limit of open
+// files: the connections as evenly as they go, the rate in proportion, and
+// the probe to the first process only.
+func ExampleChildConfig_Split() {
+	run := loadgen.ChildConfig{Target: "127.0.0.1:9000", Conns: 1000, Rate: 100e6, Probe: "tcp://127.0.0.1:9000"}
+	for _, part := range run.Split(3) {
+		fmt.Printf("%d connections at %.0f bit/s, probe %q\n", part.Conns, part.Rate, part.Probe)
+	}
+	// Output:
+	// 334 connections at 33400000 bit/s, probe "tcp://127.0.0.1:9000"
+	// 333 connections at 33300000 bit/s, probe ""
+	// 333 connections at 33300000 bit/s, probe ""
+}

@@ -38,10 +38,6 @@ Examples:
 `
 
 const (
-	// startLead is how far ahead of "now" a parent schedules the start of
-	// its children, so that the start line reaches every one of them
-	// before the instant it names.
-	startLead = 100 * time.Millisecond
 	// maxSources bounds --source: each address already adds some 28,000
 	// ports, so a longer list is a typo.
 	maxSources = 1024
@@ -157,7 +153,11 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	if len(args) > 0 && args[0] == childMode {
 		// A --procs child: its parent gives it its part of the run as data.
-		return loadChild(ctx, stdout)
+		if err := loadgen.RunChild(ctx, os.Stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		return 0
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f loadFlags

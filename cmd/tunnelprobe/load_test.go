@@ -474,27 +474,6 @@ func TestChildConfig(t *testing.T) {
 	}
 }
 
-func TestSecondMerger(t *testing.T) {
-	t.Parallel()
-	var got []loadgen.Second
-	m := newSecondMerger(2, func(s loadgen.Second) { got = append(got, s) })
-	m.add(loadgen.Second{T: 10, Open: 3, BytesUp: 100, ProbeMaxMS: 5})
-	if len(got) != 0 {
-		t.Fatalf("second 10 shown before both processes reported it: %v", got)
-	}
-	m.add(loadgen.Second{T: 10, Open: 4, BytesUp: 50, ProbeMaxMS: 7})
-	// Process 1 stops reporting: second 12 is shown once both have it,
-	// and the incomplete second 11 is dropped.
-	m.add(loadgen.Second{T: 11, Open: 3})
-	m.add(loadgen.Second{T: 12, Open: 3})
-	m.add(loadgen.Second{T: 12, Open: 1})
-	m.add(loadgen.Second{T: 11, Open: 1}) // late: already past
-	want := []loadgen.Second{{T: 10, Open: 7, BytesUp: 150, ProbeMaxMS: 7}, {T: 12, Open: 4}}
-	if !slices.Equal(got, want) {
-		t.Errorf("shown %+v, want %+v", got, want)
-	}
-}
-
 func TestLoadWarnsOfMoreConnectionsThanDescriptors(t *testing.T) {
 	t.Parallel()
 	limit := loadgen.OpenFileLimit()

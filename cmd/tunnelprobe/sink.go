@@ -12,11 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
-	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
 
@@ -32,86 +31,38 @@ of open files, and sums their counters.
 // childMode is the first argument of a command run as a child of a
 // --procs parent. Children take no flags and nothing from the environment:
 // their parent writes their settings as data (a JSON line) on their stdin,
-// and they answer in JSON lines on stdout (childMsg).
+// and they answer in JSON lines on stdout (sinkChildMsg for a sink,
+// loadgen.ChildMessage for a load).
 const childMode = "__child"
 
 const (
 	// childStartTimeout bounds how long a parent waits for its children
 	// to report that they are ready.
 	childStartTimeout = 30 * time.Second
-	// childWaitDelay is how long a child may take to exit after the
-	// SIGTERM that ends it, before it is killed. Children stop within a
-	// second; this is only a backstop.
-	childWaitDelay = 5 * time.Second
 	// statsEvery is how often a sink child reports its counters.
 	statsEvery = time.Second
 )
 
-// childMsg is one line a child writes to its parent.
-type childMsg struct {
-	// Addr is the address a sink child listens on: it is ready.
+// sinkChildMsg is one line a sink child writes to its parent.
+type sinkChildMsg struct {
+	// Addr is the address the child listens on: it is ready.
 	Addr string `json:"addr,omitempty"`
-	// Stats are a sink child's counters, sent every second and on exit.
+	// Stats are the child's counters, sent every second and on exit.
 	Stats *sink.Stats `json:"stats,omitempty"`
-	// Ready says a load child is set up and waits for its start time.
-	Ready bool `json:"ready,omitempty"`
-	// Second is a load child's report for one second of its run.
-	Second *loadgen.Second `json:"second,omitempty"`
-	// Result is a load child's final result.
-	Result *loadgen.Result `json:"result,omitempty"`
-	// Error is why a child gives up.
+	// Error is why the child gives up.
 	Error string `json:"error,omitempty"`
 }
 
-// child is a copy of this binary running a command in childMode.
-type child struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	dec   *json.Decoder
-}
-
-// startChild runs this binary with args, its stderr going to stderr. The end
-// of ctx sends it SIGTERM, as Ctrl-C would, so that it still reports what it
-// measured; it is killed only if it has not exited childWaitDelay later.
-func startChild(ctx context.Context, stderr io.Writer, args ...string) (*child, error) {
+// startSinkChild starts a sink child of this program, its stderr going to
+// stderr, stopped by the end of ctx (see package childproc).
+func startSinkChild(ctx context.Context, stderr io.Writer) (*childproc.Child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot start a child process: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = childWaitDelay
+	cmd := exec.CommandContext(ctx, exe, "sink", childMode)
 	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start a child process: %w", err)
-	}
-	return &child{cmd: cmd, stdin: stdin, dec: json.NewDecoder(stdout)}, nil
-}
-
-// next returns the child's next message; io.EOF once it has closed its
-// stdout.
-func (c *child) next() (childMsg, error) {
-	var m childMsg
-	err := c.dec.Decode(&m)
-	if err != nil && !errors.Is(err, io.EOF) {
-		err = fmt.Errorf("child %d: bad message: %w", c.cmd.Process.Pid, err)
-	}
-	return m, err
-}
-
-// wait waits for the child to exit, after its stdout has been read to the
-// end.
-func (c *child) wait() error {
-	c.stdin.Close()
-	return c.cmd.Wait()
+	return childproc.Start(cmd)
 }
 
 // lockedWriter serialises writes from several goroutines (children's stderr
@@ -265,7 +216,7 @@ func serveSinks(ctx context.Context, f sinkFlags, ln net.Listener, srv *sink.Ser
 // report.
 type sinkFleet struct {
 	mu       sync.Mutex
-	children []*child
+	children []*childproc.Child
 	latest   []sink.Stats
 	wg       sync.WaitGroup // the readers of the children's stdout
 }
@@ -276,12 +227,12 @@ type sinkFleet struct {
 func (fl *sinkFleet) start(ctx context.Context, cancel context.CancelCauseFunc, n int, addr string, echo bool, stderr io.Writer) error {
 	ready := make(chan error, n) // one value per child: it listens, or why not
 	for i := range n {
-		c, err := startChild(ctx, stderr, "sink", childMode)
+		c, err := startSinkChild(ctx, stderr)
 		if err != nil {
 			return err
 		}
 		// A child that cannot read it fails and says why.
-		_ = json.NewEncoder(c.stdin).Encode(sinkChildConfig{Listen: addr, Echo: echo})
+		_ = c.Send(sinkChildConfig{Listen: addr, Echo: echo})
 		fl.mu.Lock()
 		fl.children = append(fl.children, c)
 		fl.latest = append(fl.latest, sink.Stats{})
@@ -306,11 +257,11 @@ func (fl *sinkFleet) start(ctx context.Context, cancel context.CancelCauseFunc, 
 }
 
 // read handles the messages of child i until it closes its stdout.
-func (fl *sinkFleet) read(ctx context.Context, cancel context.CancelCauseFunc, i int, c *child, ready chan<- error) {
+func (fl *sinkFleet) read(ctx context.Context, cancel context.CancelCauseFunc, i int, c *childproc.Child, ready chan<- error) {
 	listening := false
 	for {
-		m, err := c.next()
-		if err != nil {
+		var m sinkChildMsg
+		if err := c.Next(&m); err != nil {
 			if !listening {
 				ready <- fmt.Errorf("sink process %d exited before listening", i+2)
 			} else if ctx.Err() == nil {
@@ -360,7 +311,7 @@ func (fl *sinkFleet) wait() error {
 	defer fl.mu.Unlock()
 	var errs []error
 	for _, c := range fl.children {
-		if err := c.wait(); err != nil {
+		if err := c.Wait(); err != nil {
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
 				errs = append(errs, fmt.Errorf("sink process exited: %v", ee))
@@ -386,18 +337,18 @@ func sinkChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) i
 	enc := json.NewEncoder(stdout)
 	var f sinkChildConfig
 	if err := json.NewDecoder(stdin).Decode(&f); err != nil {
-		_ = enc.Encode(childMsg{Error: "no settings from the parent: " + err.Error()})
+		_ = enc.Encode(sinkChildMsg{Error: "no settings from the parent: " + err.Error()})
 		return 1
 	}
 	ln, err := sink.ListenReusePort(ctx, "tcp", f.Listen)
 	if err != nil {
-		_ = enc.Encode(childMsg{Error: err.Error()})
+		_ = enc.Encode(sinkChildMsg{Error: err.Error()})
 		return 1
 	}
 	srv := &sink.Server{Echo: f.Echo}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
-	if err := enc.Encode(childMsg{Addr: ln.Addr().String()}); err != nil {
+	if err := enc.Encode(sinkChildMsg{Addr: ln.Addr().String()}); err != nil {
 		// The parent is gone; there is nobody to serve for.
 		fmt.Fprintln(stderr, "tunnelprobe sink:", err)
 	}
@@ -409,11 +360,11 @@ loop:
 		select {
 		case <-tick.C:
 			st := srv.Stats()
-			_ = enc.Encode(childMsg{Stats: &st})
+			_ = enc.Encode(sinkChildMsg{Stats: &st})
 		case err := <-served:
 			served = nil
 			if err != nil && ctx.Err() == nil {
-				_ = enc.Encode(childMsg{Error: err.Error()})
+				_ = enc.Encode(sinkChildMsg{Error: err.Error()})
 				code = 1
 			}
 			break loop
@@ -425,7 +376,7 @@ loop:
 		<-served
 	}
 	st := srv.Stats()
-	_ = enc.Encode(childMsg{Stats: &st})
+	_ = enc.Encode(sinkChildMsg{Stats: &st})
 	return code
 }
 
