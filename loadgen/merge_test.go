@@ -2,6 +2,9 @@ package loadgen_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +72,39 @@ func TestRunResultsMerge(t *testing.T) {
 		}
 		if got, want := h.mP, loadgen.Summarize(all); got != want {
 			t.Errorf("%s: merged percentiles %+v, want %+v", h.name, got, want)
+		}
+	}
+}
+
+func TestMergeReportsRefusesMixedShapes(t *testing.T) {
+	run := loadgen.Report{Result: &loadgen.Result{}}
+	sweep := loadgen.Report{Levels: []loadgen.Result{{}, {}}}
+	shortSweep := loadgen.Report{Levels: []loadgen.Result{{}}}
+	for _, tc := range []struct {
+		reports []loadgen.Report
+		mention string
+	}{
+		{[]loadgen.Report{run, sweep}, "b.json is a sweep and a.json is not"},
+		{[]loadgen.Report{sweep, shortSweep}, "b.json has 1 levels"},
+	} {
+		if _, err := loadgen.MergeReports(tc.reports, []string{"a.json", "b.json"}); err == nil || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("MergeReports: %v, want an error saying %q", err, tc.mention)
+		}
+	}
+	if _, err := loadgen.MergeReports([]loadgen.Report{run}, nil); err == nil {
+		t.Error("MergeReports without names succeeded")
+	}
+}
+
+func TestReadJSONRefusesWhatIsNoReport(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"empty.json": "{}", "junk.json": "not json"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loadgen.ReadJSON(path); err == nil || !strings.Contains(err.Error(), "not a load --json report") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

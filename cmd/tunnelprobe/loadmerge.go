@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,12 +64,12 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 
 	reports := make([]loadgen.Report, len(files))
 	for i, file := range files {
-		if reports[i], err = readLoadReport(file); err != nil {
+		if reports[i], err = loadgen.ReadJSON(file); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return 1
 		}
 	}
-	merged, err := mergeLoadReports(files, reports)
+	merged, err := loadgen.MergeReports(reports, files)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
@@ -133,80 +132,4 @@ func parseInterspersed(fs *flag.FlagSet, args []string, getenv func(string) stri
 		args = rest[1:]
 	}
 	return positional, parseWithEnv(fs, nil, getenv)
-}
-
-// readLoadReport reads a file written by load --json.
-func readLoadReport(file string) (loadgen.Report, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return loadgen.Report{}, err
-	}
-	var rep loadgen.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return loadgen.Report{}, fmt.Errorf("%s: not a load --json report: %w", file, err)
-	}
-	if rep.Result == nil && len(rep.Levels) == 0 {
-		return loadgen.Report{}, fmt.Errorf("%s: not a load --json report: neither a result nor levels", file)
-	}
-	if rep.Result != nil && len(rep.Levels) > 0 {
-		return loadgen.Report{}, fmt.Errorf("%s: both a result and levels", file)
-	}
-	return rep, nil
-}
-
-// mergeLoadReports merges the reports read from files: single runs into one
-// run, sweeps level by level.
-func mergeLoadReports(files []string, reports []loadgen.Report) (loadgen.Report, error) {
-	sweep := reports[0].Result == nil
-	levels := len(reports[0].Levels)
-	for i, r := range reports {
-		switch {
-		case (r.Result == nil) != sweep:
-			return loadgen.Report{}, fmt.Errorf("%s is a sweep and %s is not: merge runs with runs, sweeps with sweeps", sweepFile(files, reports), runFile(files, reports))
-		case sweep && len(r.Levels) != levels:
-			return loadgen.Report{}, fmt.Errorf("%s has %d levels, %s has %d: sweeps merge only level by level", files[i], len(r.Levels), files[0], levels)
-		}
-	}
-	if !sweep {
-		results := make([]loadgen.Result, len(reports))
-		for i, r := range reports {
-			results[i] = *r.Result
-		}
-		m, err := loadgen.Merge(results...)
-		if err != nil {
-			return loadgen.Report{}, err
-		}
-		return loadgen.Report{Result: &m}, nil
-	}
-	var out loadgen.Report
-	for l := range levels {
-		results := make([]loadgen.Result, len(reports))
-		for i, r := range reports {
-			results[i] = r.Levels[l]
-		}
-		m, err := loadgen.Merge(results...)
-		if err != nil {
-			return loadgen.Report{}, fmt.Errorf("level %d: %w", l+1, err)
-		}
-		out.Levels = append(out.Levels, m)
-	}
-	return out, nil
-}
-
-func sweepFile(files []string, reports []loadgen.Report) string {
-	for i, r := range reports {
-		if r.Result == nil {
-			return files[i]
-		}
-	}
-	return ""
-}
-
-func runFile(files []string, reports []loadgen.Report) string {
-	for i, r := range reports {
-		if r.Result != nil {
-			return files[i]
-		}
-	}
-	return ""
 }

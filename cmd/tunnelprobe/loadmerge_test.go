@@ -139,7 +139,7 @@ func TestLoadMergeEqualsOneRun(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "merged 5 results\n") {
 		t.Errorf("stdout does not start with the count:\n%s", &stdout)
 	}
-	rep, err := readLoadReport(out)
+	rep, err := loadgen.ReadJSON(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestLoadMergeSweeps(t *testing.T) {
 	if code := loadMerge(append([]string{"--json", out}, files...), noEnv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, &stderr)
 	}
-	rep, err := readLoadReport(out)
+	rep, err := loadgen.ReadJSON(out)
 	if err != nil {
 		t.Fatal(err)
 	}
