@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
@@ -26,18 +23,10 @@ func childConfig(f *loadFlags, p *loadPath, conns int) loadgen.ChildConfig {
 // and merges their results. The end of ctx stops the children as Ctrl-C
 // would, and what they measured is still merged.
 func runProcs(ctx context.Context, f *loadFlags, p *loadPath, conns int, onSecond func(loadgen.Second), stderr io.Writer) (loadgen.Result, error) {
-	exe, err := os.Executable()
+	command, err := childCommand("load", stderr)
 	if err != nil {
-		return loadgen.Result{}, fmt.Errorf("cannot start a child process: %w", err)
+		return loadgen.Result{}, err
 	}
-	fleet := loadgen.Fleet{
-		Command: func(ctx context.Context) *exec.Cmd {
-			cmd := exec.CommandContext(ctx, exe, "load", childMode)
-			cmd.Stderr = stderr
-			return cmd
-		},
-		OnSecond:     onSecond,
-		StartTimeout: childStartTimeout,
-	}
+	fleet := loadgen.Fleet{Command: command, OnSecond: onSecond, StartTimeout: childStartTimeout}
 	return fleet.Run(ctx, childConfig(f, p, conns), f.procs)
 }

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
@@ -39,31 +38,7 @@ const (
 	// childStartTimeout bounds how long a parent waits for its children
 	// to report that they are ready.
 	childStartTimeout = 30 * time.Second
-	// statsEvery is how often a sink child reports its counters.
-	statsEvery = time.Second
 )
-
-// sinkChildMsg is one line a sink child writes to its parent.
-type sinkChildMsg struct {
-	// Addr is the address the child listens on: it is ready.
-	Addr string `json:"addr,omitempty"`
-	// Stats are the child's counters, sent every second and on exit.
-	Stats *sink.Stats `json:"stats,omitempty"`
-	// Error is why the child gives up.
-	Error string `json:"error,omitempty"`
-}
-
-// startSinkChild starts a sink child of this program, its stderr going to
-// stderr, stopped by the end of ctx (see package childproc).
-func startSinkChild(ctx context.Context, stderr io.Writer) (*childproc.Child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("cannot start a child process: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, exe, "sink", childMode)
-	cmd.Stderr = stderr
-	return childproc.Start(cmd)
-}
 
 // lockedWriter serialises writes from several goroutines (children's stderr
 // copiers, the progress line) to one writer.
@@ -99,14 +74,6 @@ type sinkTotals struct {
 	Processes int `json:"processes"`
 }
 
-func addStats(a, b sink.Stats) sink.Stats {
-	a.Conns += b.Conns
-	a.Open += b.Open
-	a.BytesIn += b.BytesIn
-	a.BytesOut += b.BytesOut
-	return a
-}
-
 // runSink is the sink command.
 func runSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return sinkCommand(ctx, args, os.Getenv, stdout, stderr)
@@ -116,7 +83,11 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 	const name = "tunnelprobe sink"
 	if len(args) > 0 && args[0] == childMode {
 		// A --procs child: its parent gives it its settings as data.
-		return sinkChild(ctx, os.Stdin, stdout, stderr)
+		if err := sink.RunChild(ctx, os.Stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		return 0
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f sinkFlags
@@ -131,15 +102,35 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 		return 1
 	}
 	srv := &sink.Server{Echo: f.echo}
-	fleet := &sinkFleet{}
+	fleet := &sink.Fleet{StartTimeout: childStartTimeout}
+	if f.procs > 1 {
+		if fleet.Command, err = childCommand("sink", stderr); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+	}
 	total := func() sinkTotals {
-		return sinkTotals{Stats: addStats(srv.Stats(), fleet.stats()), Processes: 1 + fleet.size()}
+		return sinkTotals{Stats: srv.Stats().Add(fleet.Stats()), Processes: 1 + fleet.Size()}
 	}
 	code := serveSinks(ctx, f, ln, srv, fleet, total, stdout, stderr)
 	t := total()
 	fmt.Fprintf(stdout, "%s: %d connections, %d bytes in, %d bytes out, %d open at exit, %d processes\n",
 		name, t.Conns, t.BytesIn, t.BytesOut, t.Open, t.Processes)
 	return code
+}
+
+// childCommand returns the commands of the children of command (load or
+// sink) for --procs: this program in childMode, its stderr going to stderr.
+func childCommand(command string, stderr io.Writer) (func(context.Context) *exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start a child process: %w", err)
+	}
+	return func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, exe, command, childMode)
+		cmd.Stderr = stderr
+		return cmd
+	}, nil
 }
 
 // listenSink listens on --listen. With several processes every listener
@@ -157,7 +148,7 @@ func listenSink(ctx context.Context, f sinkFlags) (net.Listener, error) {
 // serveSinks serves srv on ln, with --procs-1 children beside it and the
 // --stats server, until ctx ends or a part fails, and returns the exit
 // code.
-func serveSinks(ctx context.Context, f sinkFlags, ln net.Listener, srv *sink.Server, fleet *sinkFleet,
+func serveSinks(ctx context.Context, f sinkFlags, ln net.Listener, srv *sink.Server, fleet *sink.Fleet,
 	total func() sinkTotals, stdout, stderr io.Writer,
 ) int {
 	const name = "tunnelprobe sink"
@@ -170,7 +161,7 @@ func serveSinks(ctx context.Context, f sinkFlags, ln net.Listener, srv *sink.Ser
 
 	code := 0
 	if f.procs > 1 {
-		if err := fleet.start(runCtx, cancel, f.procs-1, addr, f.echo, stderr); err != nil {
+		if err := fleet.Start(runCtx, cancel, f.procs-1, addr, f.echo); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			cancel(err)
 			code = 1
@@ -201,7 +192,7 @@ func serveSinks(ctx context.Context, f sinkFlags, ln net.Listener, srv *sink.Ser
 	if statsDone != nil {
 		<-statsDone
 	}
-	if err := fleet.wait(); err != nil && ctx.Err() == nil {
+	if err := fleet.Wait(); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		code = 1
 	}
@@ -209,174 +200,6 @@ func serveSinks(ctx context.Context, f sinkFlags, ln net.Listener, srv *sink.Ser
 		fmt.Fprintf(stderr, "%s: %v\n", name, cause)
 		code = 1
 	}
-	return code
-}
-
-// sinkFleet is a sink parent's children: it collects the counters they
-// report.
-type sinkFleet struct {
-	mu       sync.Mutex
-	children []*childproc.Child
-	latest   []sink.Stats
-	wg       sync.WaitGroup // the readers of the children's stdout
-}
-
-// start starts n children listening on addr and returns once all of them
-// listen. A child that exits before ctx ends cancels the run with the
-// reason.
-func (fl *sinkFleet) start(ctx context.Context, cancel context.CancelCauseFunc, n int, addr string, echo bool, stderr io.Writer) error {
-	ready := make(chan error, n) // one value per child: it listens, or why not
-	for i := range n {
-		c, err := startSinkChild(ctx, stderr)
-		if err != nil {
-			return err
-		}
-		// A child that cannot read it fails and says why.
-		_ = c.Send(sinkChildConfig{Listen: addr, Echo: echo})
-		fl.mu.Lock()
-		fl.children = append(fl.children, c)
-		fl.latest = append(fl.latest, sink.Stats{})
-		fl.mu.Unlock()
-		fl.wg.Go(func() { fl.read(ctx, cancel, i, c, ready) })
-	}
-	timeout := time.NewTimer(childStartTimeout)
-	defer timeout.Stop()
-	for range n {
-		select {
-		case err := <-ready:
-			if err != nil {
-				return err
-			}
-		case <-timeout.C:
-			return fmt.Errorf("children not listening after %v", childStartTimeout)
-		case <-ctx.Done():
-			return nil // stopped while starting: not an error
-		}
-	}
-	return nil
-}
-
-// read handles the messages of child i until it closes its stdout.
-func (fl *sinkFleet) read(ctx context.Context, cancel context.CancelCauseFunc, i int, c *childproc.Child, ready chan<- error) {
-	listening := false
-	for {
-		var m sinkChildMsg
-		if err := c.Next(&m); err != nil {
-			if !listening {
-				ready <- fmt.Errorf("sink process %d exited before listening", i+2)
-			} else if ctx.Err() == nil {
-				cancel(fmt.Errorf("sink process %d exited", i+2))
-			}
-			if !errors.Is(err, io.EOF) {
-				cancel(err)
-			}
-			return
-		}
-		switch {
-		case m.Error != "":
-			cancel(fmt.Errorf("sink process %d: %s", i+2, m.Error))
-		case m.Addr != "" && !listening:
-			listening = true
-			ready <- nil
-		case m.Stats != nil:
-			fl.mu.Lock()
-			fl.latest[i] = *m.Stats
-			fl.mu.Unlock()
-		}
-	}
-}
-
-func (fl *sinkFleet) stats() sink.Stats {
-	fl.mu.Lock()
-	defer fl.mu.Unlock()
-	var s sink.Stats
-	for _, l := range fl.latest {
-		s = addStats(s, l)
-	}
-	return s
-}
-
-func (fl *sinkFleet) size() int {
-	fl.mu.Lock()
-	defer fl.mu.Unlock()
-	return len(fl.children)
-}
-
-// wait waits for the readers, which return once the children, stopped by
-// the end of the context given to start, have sent their last counters,
-// then for the children themselves.
-func (fl *sinkFleet) wait() error {
-	fl.wg.Wait()
-	fl.mu.Lock()
-	defer fl.mu.Unlock()
-	var errs []error
-	for _, c := range fl.children {
-		if err := c.Wait(); err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				errs = append(errs, fmt.Errorf("sink process exited: %v", ee))
-			}
-			// Otherwise the error is the context's: the child was
-			// stopped, as it should be.
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// sinkChildConfig is what a sink parent tells each child, as a JSON line on
-// its stdin.
-type sinkChildConfig struct {
-	Listen string `json:"listen"`
-	Echo   bool   `json:"echo,omitempty"`
-}
-
-// sinkChild is a sink process started by a --procs parent: it reads its
-// settings from stdin, listens on the parent's port and reports its
-// counters every second and on exit.
-func sinkChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
-	enc := json.NewEncoder(stdout)
-	var f sinkChildConfig
-	if err := json.NewDecoder(stdin).Decode(&f); err != nil {
-		_ = enc.Encode(sinkChildMsg{Error: "no settings from the parent: " + err.Error()})
-		return 1
-	}
-	ln, err := sink.ListenReusePort(ctx, "tcp", f.Listen)
-	if err != nil {
-		_ = enc.Encode(sinkChildMsg{Error: err.Error()})
-		return 1
-	}
-	srv := &sink.Server{Echo: f.Echo}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	if err := enc.Encode(sinkChildMsg{Addr: ln.Addr().String()}); err != nil {
-		// The parent is gone; there is nobody to serve for.
-		fmt.Fprintln(stderr, "tunnelprobe sink:", err)
-	}
-	tick := time.NewTicker(statsEvery)
-	defer tick.Stop()
-	code := 0
-loop:
-	for {
-		select {
-		case <-tick.C:
-			st := srv.Stats()
-			_ = enc.Encode(sinkChildMsg{Stats: &st})
-		case err := <-served:
-			served = nil
-			if err != nil && ctx.Err() == nil {
-				_ = enc.Encode(sinkChildMsg{Error: err.Error()})
-				code = 1
-			}
-			break loop
-		case <-ctx.Done():
-			break loop
-		}
-	}
-	if served != nil {
-		<-served
-	}
-	st := srv.Stats()
-	_ = enc.Encode(sinkChildMsg{Stats: &st})
 	return code
 }
 
