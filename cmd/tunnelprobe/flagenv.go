@@ -147,6 +147,16 @@ func usageError(w io.Writer, command string, err error) int {
 	return 2
 }
 
+// exitCode reports err for command on w and returns 1, or returns 0 for a
+// nil err.
+func exitCode(w io.Writer, command string, err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(w, "%s: %v\n", command, err)
+	return 1
+}
+
 // stringList is a repeatable string flag. Its defaults are replaced, not
 // extended, by the first value given.
 type stringList struct {

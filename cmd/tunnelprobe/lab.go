@@ -289,6 +289,21 @@ func serverSideListen(server netip.AddrPort) (string, error) {
 	return netip.AddrPortFrom(c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), 0).String(), nil
 }
 
+// startSOCKS5 serves the SOCKS5 ingress into cl's tunnel on addr.
+func startSOCKS5(ctx context.Context, addr string, cl *harness.Client) (*harness.SOCKS5, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &harness.SOCKS5{Dial: cl.DialContext}
+	if err := s.Start(ln); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab client", flag.ContinueOnError)
 	listen := addrFlag(fs, "listen", "127.0.0.1:0", false, "WireGuard UDP `address`")
@@ -318,8 +333,7 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	ep, err := harness.ResolveUDP(ctx, *endpoint)
 	if err != nil {
-		fmt.Fprintln(stderr, "invalid value for flag --endpoint:", err)
-		return 2
+		return usageError(stderr, fs.Name(), fmt.Errorf("invalid value %q for flag --endpoint: %w", *endpoint, err))
 	}
 	if code := writeOutputs(*pubOut, key.Public(), "", nil, stderr); code != 0 {
 		return code
@@ -332,31 +346,30 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer cl.Close()
 	fmt.Fprintf(stdout, "wireguard %s -> %s\npublic-key %s\n", cl.UDPAddr(), ep, key.Public())
 	if *socks != "" {
-		var lc net.ListenConfig
-		ln, err := lc.Listen(ctx, "tcp", *socks)
+		s, err := startSOCKS5(ctx, *socks, cl)
 		if err != nil {
 			fmt.Fprintln(stderr, "lab client: socks5:", err)
 			return 1
 		}
-		s := &harness.SOCKS5{Dial: cl.DialContext}
-		if err := s.Start(ln); err != nil {
-			ln.Close()
-			fmt.Fprintln(stderr, "lab client: socks5:", err)
-			return 1
-		}
 		defer s.Close()
-		fmt.Fprintf(stdout, "socks5 %s\n", ln.Addr())
+		fmt.Fprintf(stdout, "socks5 %s\n", s.Addr())
 	}
-	check := &middleware.CAFileTLSCheck{
+	runControl := func(ctx context.Context) int {
+		return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
+	}
+	return health.run(ctx, fs.Name(), labTargetCheck(cl, *tlsCA), cl.Restart, runControl, stdout, stderr)
+}
+
+// labTargetCheck is the check of the lab's TLS target through cl's tunnel,
+// verified with the CA the server peer writes to caFile (a new one at each
+// of its starts).
+func labTargetCheck(cl *harness.Client, caFile string) *middleware.CAFileTLSCheck {
+	return &middleware.CAFileTLSCheck{
 		TLS: middleware.TLSCheck{
 			Address:    netip.AddrPortFrom(harness.ServerTunnelAddr, harness.TLSPort).String(),
 			ServerName: harness.TLSHost,
 			Dialer:     cl,
 		},
-		CAFile: *tlsCA,
+		CAFile: caFile,
 	}
-	runControl := func(ctx context.Context) int {
-		return serveControl(ctx, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
-	}
-	return health.run(ctx, fs.Name(), check, cl.Restart, runControl, stdout, stderr)
 }

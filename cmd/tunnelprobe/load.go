@@ -153,11 +153,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	if len(args) > 0 && args[0] == childMode {
 		// A --procs child: its parent gives it its part of the run as data.
-		if err := loadgen.RunChild(ctx, os.Stdin, stdout); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			return 1
-		}
-		return 0
+		return exitCode(stderr, name, loadgen.RunChild(ctx, os.Stdin, stdout))
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f loadFlags
@@ -202,14 +198,19 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 		code = 1
 	}
 	if code == 0 && ctx.Err() == nil {
-		for _, r := range results {
-			if r.ConnsAchieved == 0 {
-				fmt.Fprintf(stderr, "%s: no connection to %s could be opened\n", name, r.Target)
-				return 1
-			}
-		}
+		code = exitCode(stderr, name, noneOpened(results))
 	}
 	return code
+}
+
+// noneOpened names the first level of results where no connection opened.
+func noneOpened(results []loadgen.Result) error {
+	for _, r := range results {
+		if r.ConnsAchieved == 0 {
+			return fmt.Errorf("no connection to %s could be opened", r.Target)
+		}
+	}
+	return nil
 }
 
 // runLevels runs each level of connections in turn (one, without

@@ -27,6 +27,32 @@ type loadPath struct {
 	close                   func()
 }
 
+// openLab starts the in-process lab of --lab on link and makes it p's path:
+// its netstack dials, its sink is the target unless --target says, and
+// --procs children reach it through its SOCKS5 ingress, given its CA.
+func (p *loadPath) openLab(ctx context.Context, f *loadFlags, link harness.Settings) (*harness.Lab, error) {
+	cfg := harness.Config{Link: link, Seed: f.link.seed}
+	if f.procs > 1 {
+		cfg.SOCKS5 = "127.0.0.1:0" // for the children
+	}
+	lab := harness.New(cfg)
+	if err := lab.Start(ctx); err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	p.close = func() { lab.Close() }
+	p.name = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, link.Queue, link.Loss)
+	p.dialer = lab
+	if p.target == "" {
+		// The lab's sink speaks loadgen/sink's protocol: each
+		// connection's header asks for up, down or both.
+		p.target = lab.SinkAddr().String()
+	}
+	if f.procs > 1 {
+		p.childSOCKS5, p.childCAPEM = lab.SOCKS5Addr().String(), lab.CA().PEM
+	}
+	return lab, nil
+}
+
 // openPath builds the path the flags ask for, starting the lab for --lab.
 func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPath, error) {
 	p := &loadPath{name: "direct", target: f.target, close: func() {}}
@@ -44,30 +70,15 @@ func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPa
 		}
 		p.name, p.dialer, p.childSOCKS5 = "socks5 "+f.socks5, cd, f.socks5
 	case f.lab:
-		cfg := harness.Config{Link: link, Seed: f.link.seed}
-		if f.procs > 1 {
-			cfg.SOCKS5 = "127.0.0.1:0" // for the children
-		}
-		lab := harness.New(cfg)
-		if err := lab.Start(ctx); err != nil {
-			return nil, fmt.Errorf("lab: %w", err)
-		}
-		p.close = func() { lab.Close() }
-		p.name = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, link.Queue, link.Loss)
-		p.dialer = lab
-		if p.target == "" {
-			// The lab's sink speaks loadgen/sink's protocol: each
-			// connection's header asks for up, down or both.
-			p.target = lab.SinkAddr().String()
+		lab, err := p.openLab(ctx, f, link)
+		if err != nil {
+			return nil, err
 		}
 		if roots == nil {
 			roots = lab.CA().Pool
 		}
 		if probeURL == "" {
 			probeURL = "tls://" + net.JoinHostPort(harness.TLSHost, "443")
-		}
-		if f.procs > 1 {
-			p.childSOCKS5, p.childCAPEM = lab.SOCKS5Addr().String(), lab.CA().PEM
 		}
 	}
 	p.childProbe = probeURL

@@ -76,6 +76,17 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 	}
 
 	fmt.Fprintf(stdout, "merged %d results\n", len(files))
+	code := printMerged(stdout, merged)
+	if err := writeMerged(f, merged); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		code = 1
+	}
+	return code
+}
+
+// printMerged prints the summary of a merged report, a run or a sweep, and
+// returns the exit code.
+func printMerged(stdout io.Writer, merged loadgen.Report) int {
 	code := 0
 	if merged.Result != nil {
 		if err := loadgen.WriteSummary(stdout, *merged.Result); err != nil {
@@ -93,6 +104,11 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 			code = 1
 		}
 	}
+	return code
+}
+
+// writeMerged writes --json and --plot of a merged report.
+func writeMerged(f loadMergeFlags, merged loadgen.Report) error {
 	var errs []error
 	if f.jsonOut != "" {
 		errs = append(errs, loadgen.WriteJSON(f.jsonOut, merged))
@@ -104,11 +120,7 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 			errs = append(errs, loadgen.PlotSweep(f.plotOut, merged.Levels))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		code = 1
-	}
-	return code
+	return errors.Join(errs...)
 }
 
 // parseInterspersed parses args into fs, flags and positional arguments in

@@ -83,11 +83,7 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 	const name = "tunnelprobe sink"
 	if len(args) > 0 && args[0] == childMode {
 		// A --procs child: its parent gives it its settings as data.
-		if err := sink.RunChild(ctx, os.Stdin, stdout); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			return 1
-		}
-		return 0
+		return exitCode(stderr, name, sink.RunChild(ctx, os.Stdin, stdout))
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f sinkFlags
