@@ -103,7 +103,7 @@ type Config struct {
 	// callers' deadline cuts it off for that to count as the tunnel's
 	// failure (see [Monitor.Probe]): in ModeProbe set it to the probe's
 	// own timeout.
-	Timeouts []time.Duration
+	Timeouts Ladder
 
 	// RetryWait is the least time between the starts of two loop checks
 	// after a failure, so a check that fails at once does not spin. The

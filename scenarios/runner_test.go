@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"time"
 )
 
@@ -33,7 +35,7 @@ func TestRunSmallScenario(t *testing.T) {
 		Configs: []ConfigSpec{
 			{Name: "probe-only", Health: HealthSpec{Mode: "probe"}, Prober: probeOnly},
 			{Name: "loop", Health: HealthSpec{
-				Mode: "loop", Period: D(time.Second), Timeouts: []Duration{D(time.Second)}, Heal: true,
+				Mode: "loop", Period: D(time.Second), Timeouts: middleware.Ladder{time.Second}, Heal: true,
 				HealBackoff: &BackoffSpec{Initial: D(time.Second), Step: D(time.Second)},
 			}, Prober: loop},
 		},

@@ -123,10 +123,10 @@ type ConfigSpec struct {
 
 // HealthSpec configures the health server (middleware.Config).
 type HealthSpec struct {
-	Mode             string     `json:"mode"` // loop, probe, auto
-	Period           Duration   `json:"period,omitempty"`
-	Timeouts         []Duration `json:"timeouts,omitempty"`
-	FailureThreshold int        `json:"failure_threshold,omitempty"`
+	Mode             string            `json:"mode"` // loop, probe, auto
+	Period           Duration          `json:"period,omitempty"`
+	Timeouts         middleware.Ladder `json:"timeouts,omitempty"`
+	FailureThreshold int               `json:"failure_threshold,omitempty"`
 	// Heal makes the loop restart the tunnel (the lab's client peer) while
 	// unhealthy, with the reference back-off unless HealBackoff is set.
 	Heal        bool         `json:"heal,omitempty"`
@@ -321,9 +321,7 @@ func (h HealthSpec) config() (middleware.Config, error) {
 		return middleware.Config{}, fmt.Errorf("mode: %w", err)
 	}
 	cfg := middleware.Config{Mode: mode, Period: h.Period.Duration, FailureThreshold: h.FailureThreshold}
-	for _, t := range h.Timeouts {
-		cfg.Timeouts = append(cfg.Timeouts, t.Duration)
-	}
+	cfg.Timeouts = h.Timeouts
 	if h.HealBackoff != nil {
 		if h.HealBackoff.Initial.Duration <= 0 {
 			return cfg, errors.New("heal_backoff.initial: must be positive")

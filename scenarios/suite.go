@@ -1,6 +1,10 @@
 package scenarios
 
-import "time"
+import (
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
 
 // The built-in suites compare four health configurations on the same loaded
 // link, then through a real outage:
@@ -32,7 +36,7 @@ func referenceHealth() HealthSpec {
 	return HealthSpec{
 		Mode:             "loop",
 		Period:           D(5 * time.Second),
-		Timeouts:         []Duration{D(2 * time.Second), D(4 * time.Second), D(6 * time.Second), D(8 * time.Second), D(10 * time.Second)},
+		Timeouts:         middleware.Ladder{2 * time.Second, 4 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second},
 		FailureThreshold: 1,
 		Heal:             true,
 	}
@@ -73,7 +77,7 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 			{Name: "reference", Health: reference, Prober: kubelet("/", time.Second)},
 			// --timeout 9s, as in deploy/: the probe's own deadline, so that
 			// a /check/ it cuts off is recorded as the tunnel's failure.
-			{Name: "probe-only", Health: HealthSpec{Mode: "probe", Timeouts: []Duration{D(9 * time.Second)}}, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
+			{Name: "probe-only", Health: HealthSpec{Mode: "probe", Timeouts: middleware.Ladder{9 * time.Second}}, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=9s", 10*time.Second)},
 		},

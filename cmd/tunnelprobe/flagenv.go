@@ -205,25 +205,13 @@ func (l *durationList) String() string {
 	if l == nil {
 		return ""
 	}
-	s := make([]string, len(l.values))
-	for i, d := range l.values {
-		s[i] = d.String()
-	}
-	return strings.Join(s, ",")
+	return middleware.Ladder(l.values).String()
 }
 
 func (l *durationList) Set(s string) error {
-	if strings.TrimSpace(s) == "reference" {
-		l.values, l.set = append([]time.Duration(nil), middleware.ReferenceTimeouts...), true
-		return nil
-	}
-	var values []time.Duration
-	for v := range strings.SplitSeq(s, ",") {
-		d, err := parsePositive(strings.TrimSpace(v), false)
-		if err != nil {
-			return fmt.Errorf("%q: %w", v, err)
-		}
-		values = append(values, d)
+	values, err := middleware.ParseLadder(s)
+	if err != nil {
+		return err
 	}
 	l.values, l.set = values, true
 	return nil

@@ -1,0 +1,79 @@
+package middleware
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Ladder is a list of check timeouts, the type of Config.Timeouts, as text:
+// "2s,4s,6s,8s,10s", or "reference" for ReferenceTimeouts. ParseLadder is
+// its one parser, for serve --timeouts, specs and anything else that reads
+// one; in JSON it is a list of duration strings, or that text.
+type Ladder []time.Duration
+
+// ParseLadder parses comma-separated positive Go durations, or "reference".
+func ParseLadder(s string) (Ladder, error) {
+	if strings.TrimSpace(s) == "reference" {
+		return append(Ladder(nil), ReferenceTimeouts...), nil
+	}
+	var l Ladder
+	for v := range strings.SplitSeq(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%q is not a duration such as 2s: want a ladder such as 2s,4s,6s or reference", v)
+		case d <= 0:
+			return nil, fmt.Errorf("%q is not positive", v)
+		}
+		l = append(l, d)
+	}
+	return l, nil
+}
+
+// String returns l as ParseLadder reads it.
+func (l Ladder) String() string {
+	s := make([]string, len(l))
+	for i, d := range l {
+		s[i] = d.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// MarshalText returns l.String().
+func (l Ladder) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText parses text with ParseLadder.
+func (l *Ladder) UnmarshalText(text []byte) error {
+	v, err := ParseLadder(string(text))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
+
+// MarshalJSON writes l as a list of duration strings.
+func (l Ladder) MarshalJSON() ([]byte, error) {
+	s := make([]string, len(l))
+	for i, d := range l {
+		s[i] = d.String()
+	}
+	return json.Marshal(s)
+}
+
+// UnmarshalJSON reads a list of duration strings, or a string for
+// ParseLadder.
+func (l *Ladder) UnmarshalJSON(b []byte) error {
+	var list []string
+	if err := json.Unmarshal(b, &list); err == nil {
+		return l.UnmarshalText([]byte(strings.Join(list, ",")))
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New("want a list of durations such as [2s, 4s] or \"reference\"")
+	}
+	return l.UnmarshalText([]byte(s))
+}

@@ -1,0 +1,51 @@
+package middleware_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+func TestParseLadder(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want middleware.Ladder
+	}{
+		{"2s,4s,6s", middleware.Ladder{2 * time.Second, 4 * time.Second, 6 * time.Second}},
+		{" 500ms , 1m ", middleware.Ladder{500 * time.Millisecond, time.Minute}},
+		{"reference", middleware.Ladder(middleware.ReferenceTimeouts)},
+	} {
+		got, err := middleware.ParseLadder(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("ParseLadder(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+		back, err := middleware.ParseLadder(got.String())
+		if err != nil || !slices.Equal(back, got) {
+			t.Errorf("%q does not read back: %v, %v", got.String(), back, err)
+		}
+	}
+	for _, in := range []string{"", "2s,", "2s,soon", "0s", "-1s", "NaN"} {
+		if _, err := middleware.ParseLadder(in); err == nil {
+			t.Errorf("ParseLadder(%q) succeeded", in)
+		}
+	}
+}
+
+func TestLadderJSON(t *testing.T) {
+	var v struct{ Timeouts middleware.Ladder }
+	for _, in := range []string{`{"Timeouts":["2s","4s"]}`, `{"Timeouts":"2s,4s"}`} {
+		if err := json.Unmarshal([]byte(in), &v); err != nil || !slices.Equal(v.Timeouts, middleware.Ladder{2 * time.Second, 4 * time.Second}) {
+			t.Errorf("%s: %v, %v", in, v.Timeouts, err)
+		}
+	}
+	if b, err := json.Marshal(v); err != nil || string(b) != `{"Timeouts":["2s","4s"]}` {
+		t.Errorf("Marshal = %s, %v", b, err)
+	}
+	if err := json.Unmarshal([]byte(`{"Timeouts":[1,2]}`), &v); err == nil || !strings.Contains(err.Error(), "durations") {
+		t.Errorf("numbers: %v", err)
+	}
+}
