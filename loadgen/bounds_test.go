@@ -49,3 +49,29 @@ func TestRunWithFarMoreConnectionsThanCanOpenEndsByItself(t *testing.T) {
 		t.Errorf("achieved %d of %d", res.ConnsAchieved, res.ConnsRequested)
 	}
 }
+
+func TestRunOfFailingSlotsEndsWithTheirDials(t *testing.T) {
+	// More slots than dial permits, every dial refused at once and never
+	// retried: a slot that gives up hands its permit on, so the ramp ends
+	// when the last dial has, not at its deadline.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	const dialTimeout = time.Minute
+	res, err := loadgen.Run(context.Background(), loadgen.Config{
+		Target: addr, Conns: 4 * loadgen.MaxDialsInFlight, NoReconnect: true,
+		DialTimeout: dialTimeout, Duration: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors["refused"] != 4*loadgen.MaxDialsInFlight {
+		t.Errorf("errors %v, want every dial refused", res.Errors)
+	}
+	if limit := (dialTimeout / 2).Seconds(); res.DurationSeconds > limit {
+		t.Errorf("the run took %.1f s: its ramp waited for permits the failed slots kept", res.DurationSeconds)
+	}
+}

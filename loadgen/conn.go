@@ -34,21 +34,25 @@ var (
 // slot keeps one of the run's connections open until ctx ends: it dials,
 // carries traffic, and redials after a failed dial or a break unless
 // NoReconnect is set. It calls attempted once, after its first dial
-// attempt ended either way, and connected once, when its first connection
-// opens.
-func (r *run) slot(ctx context.Context, attempted, connected func()) {
+// attempt ended either way, and release once: when its first connection
+// opens, or when it ends without one (NoReconnect, or the run's end).
+func (r *run) slot(ctx context.Context, attempted, release func()) {
 	var b backoff
-	opened := false
+	released := false
+	releaseOnce := func() {
+		if !released {
+			released = true
+			release()
+		}
+	}
+	defer releaseOnce()
 	for first := true; ; first = false {
 		conn, err := r.dial(ctx)
 		if err == nil {
 			// Counted open before the ramp may end on attempted: the
 			// run's final reading must include this connection.
 			r.c.open.Add(1)
-			if !opened {
-				opened = true
-				connected()
-			}
+			releaseOnce()
 		}
 		if first {
 			attempted()

@@ -109,8 +109,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // The ramp: slot i starts at start + i*interval, a schedule that a slow
 // dial does not delay (dials run in the slots). A slot starts only with one
 // of MaxDialsInFlight permits, which it keeps until its first connection
-// opens: goroutines follow connections opened, not requested, however large
-// Conns is. The ramp ends when every slot's first dial has ended, or
+// opens (or it gives up): goroutines follow connections opened, not
+// requested, however large Conns is. The ramp ends when every slot's first dial has ended, or
 // DialTimeout after its schedule, whatever became of the slots not started
 // by then; the hold follows.
 func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, start time.Time) {
@@ -127,7 +127,7 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 	rampCtx, endRamp := context.WithDeadline(ctx, start.Add(time.Duration(cfg.Conns-1)*interval+cfg.DialTimeout))
 	defer endRamp()
 	permits := make(chan struct{}, MaxDialsInFlight)
-	connected := func() { <-permits }
+	release := func() { <-permits }
 	for i := range cfg.Conns {
 		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !pace.Sleep(rampCtx, d) {
 			break
@@ -139,7 +139,7 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 		if rampCtx.Err() != nil {
 			break
 		}
-		wg.Go(func() { r.slot(loadCtx, attempted, connected) })
+		wg.Go(func() { r.slot(loadCtx, attempted, release) })
 	}
 	select {
 	case <-rampDone:
