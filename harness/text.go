@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 )
@@ -10,20 +11,13 @@ import (
 // and fail with its error text. In JSON a plain number is taken too: bits
 // per second for a rate, bytes for a queue.
 var (
-	_ interface {
-		json.Unmarshaler
-		textValue
-	} = (*Rate)(nil)
-	_ interface {
-		json.Unmarshaler
-		textValue
-	} = (*QueueLimit)(nil)
+	_ encoding.TextUnmarshaler = (*Rate)(nil)
+	_ encoding.TextUnmarshaler = (*QueueLimit)(nil)
+	_ json.Unmarshaler         = (*Rate)(nil)
+	_ json.Unmarshaler         = (*QueueLimit)(nil)
+	_ encoding.TextMarshaler   = Rate(0)
+	_ encoding.TextMarshaler   = QueueLimit{}
 )
-
-type textValue interface {
-	MarshalText() ([]byte, error)
-	UnmarshalText([]byte) error
-}
 
 // MarshalText returns r.String().
 func (r Rate) MarshalText() ([]byte, error) { return []byte(r.String()), nil }

@@ -82,15 +82,11 @@ func (c ChildConfig) Build() (Config, error) {
 		ProbeEvery: c.ProbeEvery, ProbeTimeout: c.ProbeTimeout,
 	}
 	if c.SOCKS5 != "" {
-		d, err := proxy.SOCKS5("tcp", c.SOCKS5, nil, &net.Dialer{})
+		d, err := SOCKS5Dialer(c.SOCKS5)
 		if err != nil {
-			return Config{}, fmt.Errorf("loadgen: SOCKS5 %s: %w", c.SOCKS5, err)
+			return Config{}, err
 		}
-		cd, ok := d.(proxy.ContextDialer)
-		if !ok {
-			return Config{}, errors.New("loadgen: the SOCKS5 dialer cannot be cancelled")
-		}
-		cfg.Dialer = cd
+		cfg.Dialer = d
 	}
 	if c.Probe != "" {
 		opts := middleware.TargetOptions{Dialer: cfg.Dialer, InsecureSkipVerify: c.ProbeInsecure}
@@ -107,4 +103,18 @@ func (c ChildConfig) Build() (Config, error) {
 		cfg.Probe = probe
 	}
 	return cfg, cfg.Validate()
+}
+
+// SOCKS5Dialer returns a Dialer that connects through the SOCKS5 proxy at
+// addr (the lab's ingress, say), each dial bounded by its context.
+func SOCKS5Dialer(addr string) (middleware.Dialer, error) {
+	d, err := proxy.SOCKS5("tcp", addr, nil, &net.Dialer{})
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: SOCKS5 %s: %w", addr, err)
+	}
+	cd, ok := d.(proxy.ContextDialer)
+	if !ok {
+		return nil, errors.New("loadgen: the SOCKS5 dialer cannot be cancelled")
+	}
+	return cd, nil
 }

@@ -44,8 +44,9 @@
 // The series has one [Second] per wall-clock second, the first and the
 // last partial, and adds up to the totals; Open is counted by the run
 // itself, never by listing sockets. Process readings (CPU, RSS,
-// descriptors, threads) and the machine's TCP counters come from gopsutil
-// each second: TCPRetransmits is RetransSegs and TCPResets is EstabResets
+// descriptors, threads) and the machine's TCP counters are read from /proc
+// each second, through files opened once so that they are still read when
+// the run has used up its descriptors: TCPRetransmits is RetransSegs and TCPResets is EstabResets
 // (connections reset while established; our own resets at the stop count
 // too). Failed dials and broken connections
 // are classified by [Classify].

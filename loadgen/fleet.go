@@ -198,7 +198,10 @@ func mergeChildren(ctx context.Context, children []*fleetChild, target string, c
 // ChildConfig) from its first line on stdin, says it is ready, waits for the
 // start time its parent writes next, runs, and reports each second and its
 // result as ChildMessages on stdout. It returns an error when it could not
-// run; a run stopped by ctx still reports what it measured.
+// run; a run stopped by ctx still reports what it measured. stdin is read
+// in a goroutine, so that ctx can end the waits; when RunChild returns
+// before stdin ends, that goroutine ends with stdin (in a child process:
+// when the parent closes the pipe, or the process exits).
 func RunChild(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)

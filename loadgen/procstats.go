@@ -11,7 +11,7 @@ import (
 // the machine's TCP counters from /proc files it opens once, when a run
 // starts, and reads again each second with pread. gopsutil opens each file
 // anew at every reading, and so reads nothing exactly when a run has used
-// up its descriptors; these five stay open. Sockets are never listed
+// up its descriptors; these three stay open. Sockets are never listed
 // (gopsutil's net.Connections took half a second at 18,000 of them). Where
 // a file cannot be opened (no /proc), its readings are zero. A procFiles is
 // used by one goroutine at a time.

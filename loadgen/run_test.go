@@ -204,7 +204,7 @@ func TestRunSamplesTheProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := res.Series[len(res.Series)-1]
-	// gopsutil's readings of this process: it holds at least the 10
+	// The readings of this process from /proc: it holds at least the 10
 	// connections and runs several threads.
 	if last.RSSBytes <= 0 || last.FDs < 10 || last.Threads < 2 || last.CPUSeconds < 0 {
 		t.Errorf("process readings %+v", last)

@@ -34,12 +34,14 @@ func ParseLadder(s string) (Ladder, error) {
 }
 
 // String returns l as ParseLadder reads it.
-func (l Ladder) String() string {
+func (l Ladder) String() string { return strings.Join(l.durations(), ",") }
+
+func (l Ladder) durations() []string {
 	s := make([]string, len(l))
 	for i, d := range l {
 		s[i] = d.String()
 	}
-	return strings.Join(s, ",")
+	return s
 }
 
 // MarshalText returns l.String().
@@ -56,13 +58,7 @@ func (l *Ladder) UnmarshalText(text []byte) error {
 }
 
 // MarshalJSON writes l as a list of duration strings.
-func (l Ladder) MarshalJSON() ([]byte, error) {
-	s := make([]string, len(l))
-	for i, d := range l {
-		s[i] = d.String()
-	}
-	return json.Marshal(s)
-}
+func (l Ladder) MarshalJSON() ([]byte, error) { return json.Marshal(l.durations()) }
 
 // UnmarshalJSON reads a list of duration strings, or a string for
 // ParseLadder.

@@ -193,11 +193,11 @@ func (l *stringList) setList(s string) error {
 	return nil
 }
 
-// durationList is a flag holding a comma-separated list of positive
-// durations, "2s,4s,6s", or the name of a preset: "reference" is
-// middleware.ReferenceTimeouts. A later value replaces an earlier one.
+// durationList is --timeouts: a middleware.Ladder ("2s,4s,6s", or
+// "reference") and whether it was set. A later value replaces an earlier
+// one.
 type durationList struct {
-	values []time.Duration
+	values middleware.Ladder
 	set    bool
 }
 
@@ -205,7 +205,7 @@ func (l *durationList) String() string {
 	if l == nil {
 		return ""
 	}
-	return middleware.Ladder(l.values).String()
+	return l.values.String()
 }
 
 func (l *durationList) Set(s string) error {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 
-	"golang.org/x/net/proxy"
-
 	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -60,15 +58,11 @@ func openPath(ctx context.Context, f *loadFlags, link harness.Settings) (*loadPa
 	probeURL := f.probe.text
 	switch {
 	case f.socks5 != "":
-		d, err := proxy.SOCKS5("tcp", f.socks5, nil, &net.Dialer{})
+		d, err := loadgen.SOCKS5Dialer(f.socks5)
 		if err != nil {
 			return nil, fmt.Errorf("--socks5: %w", err)
 		}
-		cd, ok := d.(proxy.ContextDialer)
-		if !ok {
-			return nil, errors.New("--socks5: the proxy dialer cannot be cancelled")
-		}
-		p.name, p.dialer, p.childSOCKS5 = "socks5 "+f.socks5, cd, f.socks5
+		p.name, p.dialer, p.childSOCKS5 = "socks5 "+f.socks5, d, f.socks5
 	case f.lab:
 		lab, err := p.openLab(ctx, f, link)
 		if err != nil {
