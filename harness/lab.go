@@ -76,18 +76,9 @@ func (l *Lab) Start(ctx context.Context) (err error) {
 		return err
 	}
 	if l.cfg.SOCKS5 != "" {
-		var lc net.ListenConfig
-		ln, err := lc.Listen(ctx, "tcp", l.cfg.SOCKS5)
-		if err != nil {
-			return err
-		}
-		l.socks = &SOCKS5{Dial: l.client.DialContext}
-		if err := l.socks.Start(ln); err != nil {
-			ln.Close()
-			return err
-		}
+		l.socks, err = ListenSOCKS5(ctx, l.cfg.SOCKS5, l.client.DialContext)
 	}
-	return nil
+	return err
 }
 
 // Close stops every part, ingress first, and waits for their goroutines.

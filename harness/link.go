@@ -22,7 +22,11 @@ type LinkConfig struct {
 	// 127.0.0.1 on a free port.
 	Listen string
 	// ServerListen is the local UDP address used towards the server peer.
-	// Empty means 127.0.0.1 on a free port.
+	// Empty means a free port on 127.0.0.1 when the server is on loopback,
+	// else on the local address that routes to the server (a server in
+	// another container or host): a plain address, not a dual-stack
+	// wildcard, so that the server's packets come back from exactly the
+	// address the link was given and the link accepts them.
 	ServerListen string
 	// Server is the server peer's UDP address. Required.
 	Server netip.AddrPort
@@ -84,7 +88,12 @@ func (l *Link) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("harness: link listen: %w", err)
 	}
-	sconn, err := listenUDP(ctx, l.cfg.ServerListen)
+	serverListen, err := l.serverListen()
+	if err != nil {
+		cconn.Close()
+		return fmt.Errorf("harness: link towards server: %w", err)
+	}
+	sconn, err := listenUDP(ctx, serverListen)
 	if err != nil {
 		cconn.Close()
 		return fmt.Errorf("harness: link listen towards server: %w", err)
@@ -301,4 +310,18 @@ func putPacket(p *packet) {
 	}
 	*p = packet{buf: p.buf[:pooledPacketSize]}
 	packetPool.Put(p)
+}
+
+// serverListen returns the address to listen on towards the server; see
+// LinkConfig.ServerListen.
+func (l *Link) serverListen() (string, error) {
+	if l.cfg.ServerListen != "" || l.cfg.Server.Addr().IsLoopback() {
+		return l.cfg.ServerListen, nil
+	}
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(l.cfg.Server)) // sends nothing: picks the route
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return netip.AddrPortFrom(c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), 0).String(), nil
 }

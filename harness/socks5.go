@@ -40,6 +40,22 @@ type SOCKS5 struct {
 	wg     sync.WaitGroup
 }
 
+// ListenSOCKS5 listens on addr and serves there a SOCKS5 ingress whose
+// connections dial, until Close.
+func ListenSOCKS5(ctx context.Context, addr string, dial func(ctx context.Context, network, address string) (net.Conn, error)) (*SOCKS5, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &SOCKS5{Dial: dial}
+	if err := s.Start(ln); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // Start serves ln until Close.
 func (s *SOCKS5) Start(ln net.Listener) error {
 	s.mu.Lock()

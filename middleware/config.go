@@ -45,6 +45,20 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("unknown mode %q: want loop, probe or auto", s)
 }
 
+// MarshalText returns m.String(), so that a Mode reads and writes as text
+// in flags, JSON and YAML.
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText parses text with ParseMode.
+func (m *Mode) UnmarshalText(text []byte) error {
+	v, err := ParseMode(string(text))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
 // A HealFunc repairs the tunnel, typically by restarting the VPN. An error is
 // reported to the observer and the loop goes on. It must return soon after
 // ctx ends (Config.HealTimeout): the loop waits for it, and a heal that

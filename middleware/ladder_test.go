@@ -33,6 +33,32 @@ func TestParseLadder(t *testing.T) {
 			t.Errorf("ParseLadder(%q) succeeded", in)
 		}
 	}
+	// The preset is a copy: changing a parsed ladder must not change it.
+	l, _ := middleware.ParseLadder("reference")
+	l[0] = time.Hour
+	if middleware.ReferenceTimeouts[0] == time.Hour {
+		t.Error("ParseLadder shares middleware.ReferenceTimeouts")
+	}
+}
+
+func FuzzParseLadder(f *testing.F) {
+	for _, s := range []string{"2s,4s,6s", "reference", "", "1h,-1s", "0", "1e9h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := middleware.ParseLadder(s)
+		if err != nil {
+			return
+		}
+		if len(l) == 0 {
+			t.Fatalf("ParseLadder(%q) succeeded with no values", s)
+		}
+		for _, d := range l {
+			if d <= 0 {
+				t.Fatalf("ParseLadder(%q) accepted %v", s, d)
+			}
+		}
+	})
 }
 
 func TestLadderJSON(t *testing.T) {

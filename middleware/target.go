@@ -87,3 +87,36 @@ func ParseTarget(target, kind string, opts TargetOptions) (Checker, error) {
 	}
 	return nil, fmt.Errorf("unknown scheme %q: want tcp, tls, http, https or dns", scheme)
 }
+
+// DefaultTarget returns what a check of kind checks when given no target:
+// Cloudflare, a host that answers tcp, tls, http and dns.
+func DefaultTarget(kind string) string {
+	switch kind {
+	case "http":
+		return "https://cloudflare.com/"
+	case "dns":
+		return "cloudflare.com"
+	}
+	return "cloudflare.com:443"
+}
+
+// ParseTargets is ParseTarget for each of targets, or for the default of
+// kind when there are none (DefaultTarget). Several targets make one check
+// that passes when any of them does (AnyOf). An error names its target.
+func ParseTargets(targets []string, kind string, opts TargetOptions) (Checker, error) {
+	if len(targets) == 0 {
+		targets = []string{DefaultTarget(kind)}
+	}
+	checks := make([]Checker, 0, len(targets))
+	for _, t := range targets {
+		c, err := ParseTarget(t, kind, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", t, err)
+		}
+		checks = append(checks, c)
+	}
+	if len(checks) == 1 {
+		return checks[0], nil
+	}
+	return AnyOf(checks...), nil
+}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
@@ -252,13 +251,7 @@ func (c *container) up(ctx context.Context) error {
 	if t.cfg.Health.Heal {
 		cfg.Heal = t.lab.Restart
 	}
-	check := middleware.TLSCheck{
-		Address:    t.lab.TLSAddr().String(),
-		ServerName: harness.TLSHost,
-		RootCAs:    t.lab.CA().Pool,
-		Dialer:     t.lab,
-	}
-	mon, err := middleware.New(check, cfg)
+	srv, err := server.New(t.lab.TLSCheck(), server.Config{Monitor: cfg})
 	if err != nil {
 		return err
 	}
@@ -276,7 +269,7 @@ func (c *container) up(ctx context.Context) error {
 	// incarnation lives until the container is killed, not with ctx.
 	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = server.Serve(ictx, ln, mon, server.Options{}) })
+	wg.Go(func() { _ = srv.Serve(ictx, ln) })
 	c.mu.Lock()
 	c.id++
 	c.started = time.Now()

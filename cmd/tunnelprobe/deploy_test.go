@@ -31,6 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 )
 
 const deployDir = "../../deploy"
@@ -181,38 +183,32 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 	fs.SetOutput(io.Discard)
 	getenv := envMap(env)
 	var err error
-	set := func() map[string]bool {
-		m := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
-		return m
-	}
 	switch args[0] {
 	case "serve":
 		var f serveFlags
 		f.register(fs)
-		registerServeMetrics(fs)
-		if err = parseWithEnv(fs, args[1:], getenv, serveExclusive...); err == nil {
+		if err = cliflag.Parse(fs, args[1:], getenv, serveExclusive...); err == nil {
 			if _, err = buildChecker(&f, nil); err == nil {
-				_, err = f.monitorConfig(nil)
+				_, err = f.serverConfig(fs, io.Discard)
 			}
 		}
 		return fs, &f, orArgs(fs, err)
 	case "load":
 		var f loadFlags
 		f.register(fs)
-		if err = parseWithEnv(fs, args[1:], getenv, loadExclusive...); err == nil {
-			err = f.check(set())
+		if err = cliflag.Parse(fs, args[1:], getenv, loadExclusive...); err == nil {
+			err = f.check(cliflag.Given(fs))
 		}
 		return fs, &f, orArgs(fs, err)
 	case "sink":
 		var f sinkFlags
 		f.register(fs)
-		err = parseWithEnv(fs, args[1:], getenv)
+		err = cliflag.Parse(fs, args[1:], getenv)
 		return fs, &f, orArgs(fs, err)
 	case "probe":
 		var f probeFlags
 		f.register(fs)
-		if err = parseWithEnv(fs, args[1:], getenv, probeExclusive...); err == nil {
+		if err = cliflag.Parse(fs, args[1:], getenv, probeExclusive...); err == nil {
 			err = f.check(fs)
 		}
 		return fs, &f, orArgs(fs, err)
@@ -337,7 +333,7 @@ func TestKubernetesManifests(t *testing.T) {
 					t.Fatalf("args %q: %v", c.Args, err)
 				}
 				for name := range env {
-					if flagName, ok := strings.CutPrefix(name, envPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
+					if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
 						t.Errorf("%s sets no flag of %s", name, args[0])
 					}
 				}
@@ -378,8 +374,8 @@ func TestVPNDeploymentProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := parsed.(*serveFlags)
-	if f.mode.String() != "probe" {
-		t.Errorf("sidecar mode %s, want probe: the kubelet's probes drive the checks", f.mode)
+	if f.server.Monitor.Mode.String() != "probe" {
+		t.Errorf("sidecar mode %s, want probe: the kubelet's probes drive the checks", f.server.Monitor.Mode)
 	}
 	host, portText, err := net.SplitHostPort(f.listen)
 	if err != nil || host != testPodIP {
@@ -456,8 +452,8 @@ func checkProbe(t *testing.T, s *runningCommand, f *serveFlags, port int, kind s
 		if server >= timeout {
 			t.Errorf("?timeout=%v is not under timeoutSeconds %v", server, timeout)
 		}
-		if server > f.maxCheckTimeout {
-			t.Errorf("?timeout=%v exceeds --max-check-timeout %v", server, f.maxCheckTimeout)
+		if server > f.server.Monitor.MaxCheckTimeout {
+			t.Errorf("?timeout=%v exceeds --max-check-timeout %v", server, f.server.Monitor.MaxCheckTimeout)
 		}
 	}
 	code, body := s.get(t, g.Path)
@@ -630,7 +626,7 @@ func TestComposeFile(t *testing.T) {
 	}
 	f := parsed.(*serveFlags)
 	for name := range health.Environment {
-		if flagName, ok := strings.CutPrefix(name, envPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
+		if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
 			t.Errorf("%s sets no flag of serve", name)
 		}
 	}
@@ -665,8 +661,8 @@ func TestComposeFile(t *testing.T) {
 	// Docker's timeout lets the probe end by itself; the probe's URL is
 	// where serve listens, in the shared namespace.
 	dockerTimeout, err := time.ParseDuration(hc.Timeout)
-	if err != nil || dockerTimeout <= *pf.timeout.d {
-		t.Errorf("healthcheck timeout %q is not over the probe's --timeout %v", hc.Timeout, *pf.timeout.d)
+	if err != nil || dockerTimeout <= pf.timeout {
+		t.Errorf("healthcheck timeout %q is not over the probe's --timeout %v", hc.Timeout, pf.timeout)
 	}
 	if hc.Retries < 1 {
 		t.Errorf("retries %d", hc.Retries)
@@ -680,8 +676,8 @@ func TestComposeFile(t *testing.T) {
 		t.Errorf("the healthcheck probes %s, serve listens on %s", u.Host, f.listen)
 	}
 	if q := u.Query().Get("timeout"); q != "" {
-		if d, err := time.ParseDuration(q); err != nil || d >= *pf.timeout.d {
-			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, *pf.timeout.d)
+		if d, err := time.ParseDuration(q); err != nil || d >= pf.timeout {
+			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, pf.timeout)
 		}
 	}
 

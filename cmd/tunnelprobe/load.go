@@ -8,10 +8,10 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -50,7 +50,7 @@ type loadFlags struct {
 	link        *linkFlags // --link-*: --rate is the load's own pacing
 	socks5      string
 	conns       int
-	connectRate floatValue
+	connectRate float64
 	ramp        time.Duration
 	duration    time.Duration
 	rate        rateValue
@@ -61,9 +61,9 @@ type loadFlags struct {
 	probe       probeValue
 	probeEvery  time.Duration
 	probeTO     time.Duration
-	tlsCA       certPoolValue
+	tlsCA       caFile
 	tlsInsecure bool
-	sweep       intList
+	sweep       []int
 	jsonOut     string
 	plotOut     string
 }
@@ -76,24 +76,24 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.target, "target", "", "`host:port` to load, e.g. a tunnelprobe sink; required unless --lab (then an address inside the tunnel, the lab's sink by default)")
 	fs.BoolVar(&f.lab, "lab", false, "start the in-process tunnel lab (see the --link-* flags) and load through it")
 	f.link = registerLinkFlags(fs, "link-", "with --lab: ")
-	fs.Var(newAddr(&f.socks5, "", true), "socks5", "dial through the SOCKS5 proxy at `address`")
-	fs.Var(newInt(&f.conns, 100, 1), "conns", "`count` of connections to open and hold")
-	fs.Var(&f.connectRate, "connect-rate", "ramp: open `N` new connections per second, 0 for as fast as possible; excludes --ramp")
-	fs.Var(newDuration(&f.ramp, 0, true), "ramp", "ramp: open the connections evenly over this `duration`; excludes --connect-rate")
-	fs.Var(newDuration(&f.duration, 30*time.Second, false), "duration", "`duration` to hold the connections once opened")
+	fs.Var(cliflag.Addr(&f.socks5, "", true), "socks5", "dial through the SOCKS5 proxy at `address`")
+	fs.Var(cliflag.Int(&f.conns, 100, 1), "conns", "`count` of connections to open and hold")
+	fs.Var(cliflag.Float(&f.connectRate), "connect-rate", "ramp: open `N` new connections per second, 0 for as fast as possible; excludes --ramp")
+	fs.Var(cliflag.Duration(&f.ramp, 0, true), "ramp", "ramp: open the connections evenly over this `duration`; excludes --connect-rate")
+	fs.Var(cliflag.Duration(&f.duration, 30*time.Second, false), "duration", "`duration` to hold the connections once opened")
 	fs.Var(&f.rate, "rate", "aggregate paced `rate` over all connections, \"100mbit\", \"5MB/s\", bits/s; \"greedy\" writes as fast as the path allows")
 	fs.TextVar(&f.direction, "direction", loadgen.Up, "`direction` of the traffic: up, down or both")
 	fs.BoolVar(&f.reconnect, "reconnect", true, "redial broken connections with back-off (each counted as a disruption)")
-	fs.Var(newInt(&f.procs, 1, 1), "procs", "`count` of processes to split the connections over (each has its own open-file limit)")
+	fs.Var(cliflag.Int(&f.procs, 1, 1), "procs", "`count` of processes to split the connections over (each has its own open-file limit)")
 	fs.Var(&f.sources, "source", "source `addresses` to spread connections over, a range 127.0.0.2-127.0.0.9 or a comma list (direct path only)")
 	fs.Var(&f.probe, "probe", "health check `url` to run under load through the same path: tls://host:port or tcp://host:port")
-	fs.Var(newDuration(&f.probeEvery, time.Second, false), "probe-every", "`duration` between probes")
-	fs.Var(newDuration(&f.probeTO, 10*time.Second, false), "probe-timeout", "`duration` after which a probe counts as failed")
-	fs.Var(&f.tlsCA, "tls-ca", "PEM `file` of the CA certificates that verify a tls probe, instead of the system's")
+	fs.Var(cliflag.Duration(&f.probeEvery, time.Second, false), "probe-every", "`duration` between probes")
+	fs.Var(cliflag.Duration(&f.probeTO, 10*time.Second, false), "probe-timeout", "`duration` after which a probe counts as failed")
+	fs.Var(cliflag.Func(&f.tlsCA, loadCAFile, caFile.String), "tls-ca", "PEM `file` of the CA certificates that verify a tls probe, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate in a tls probe")
-	fs.Var(&f.sweep, "sweep", "run one level per `list` entry of connection counts, e.g. 100,500,1000,5000; excludes --conns")
-	fs.StringVar(&f.jsonOut, "json", "", "write every result to this JSON `file` (schema in docs/load.md)")
-	fs.StringVar(&f.plotOut, "plot", "", "write a PNG `file`: a run over time, or a sweep's probe latency against connections")
+	fs.Var(cliflag.IntList(&f.sweep, 1), "sweep", "run one level per `list` entry of connection counts, e.g. 100,500,1000,5000; excludes --conns")
+	fs.Var(cliflag.OutputFile(&f.jsonOut), "json", "write every result to this JSON `file` (schema in docs/load.md)")
+	fs.Var(cliflag.OutputFile(&f.plotOut), "plot", "write a PNG `file`: a run over time, or a sweep's probe latency against connections")
 }
 
 // check reports the first inconsistency between flags, naming them.
@@ -121,22 +121,13 @@ func (f *loadFlags) check(set map[string]bool) error {
 			return fmt.Errorf("invalid value %q for flag --socks5: not a host:port", f.socks5)
 		}
 	}
-	for _, out := range []struct{ flag, path string }{{"json", f.jsonOut}, {"plot", f.plotOut}} {
-		if out.path == "" {
-			continue
-		}
-		// Found now rather than after a run of many minutes.
-		if st, err := os.Stat(filepath.Dir(out.path)); err != nil || !st.IsDir() {
-			return fmt.Errorf("invalid value %q for flag --%s: no such directory", out.path, out.flag)
-		}
-	}
 	return nil
 }
 
 // levels returns the connection counts to run, one per level.
 func (f *loadFlags) levels() []int {
-	if len(f.sweep.values) > 0 {
-		return f.sweep.values
+	if len(f.sweep) > 0 {
+		return f.sweep
 	}
 	return []int{f.conns}
 }
@@ -153,19 +144,17 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	if len(args) > 0 && args[0] == childMode {
 		// A --procs child: its parent gives it its part of the run as data.
-		return exitCode(stderr, name, loadgen.RunChild(ctx, os.Stdin, stdout))
+		return cliflag.ExitCode(stderr, name, loadgen.RunChild(ctx, os.Stdin, stdout))
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f loadFlags
 	f.register(fs)
 	metrics := registerLoadMetrics(fs) // loadmetrics.go; children never get --metrics
-	if code, ok := parseCommand(fs, args, getenv, loadUsage, stdout, stderr, loadExclusive...); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, loadUsage, stdout, stderr, loadExclusive...); !ok {
 		return code
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := f.check(set); err != nil {
-		return usageError(stderr, name, err)
+	if err := f.check(cliflag.Given(fs)); err != nil {
+		return cliflag.UsageError(stderr, name, err)
 	}
 
 	terminal := isTerminal(stderr)
@@ -183,7 +172,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	defer path.close()
 	if err := f.buildConfig(path, f.conns).Validate(); err != nil {
-		return usageError(stderr, name, err)
+		return cliflag.UsageError(stderr, name, err)
 	}
 	f.warnOverDescriptors(stderr)
 
@@ -198,7 +187,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 		code = 1
 	}
 	if code == 0 && ctx.Err() == nil {
-		code = exitCode(stderr, name, noneOpened(results))
+		code = cliflag.ExitCode(stderr, name, noneOpened(results))
 	}
 	return code
 }
@@ -270,7 +259,7 @@ func writeLoadOutputs(f *loadFlags, results []loadgen.Result) error {
 	if len(results) == 0 {
 		return nil
 	}
-	sweep := len(f.sweep.values) > 0
+	sweep := len(f.sweep) > 0
 	var errs []error
 	if f.jsonOut != "" {
 		rep := loadgen.Report{Result: &results[0]}
@@ -310,7 +299,7 @@ func (f *loadFlags) warnOverDescriptors(stderr io.Writer) {
 // the ramp, then the hold.
 func (f *loadFlags) expected(conns int) time.Duration {
 	ramp := f.ramp
-	if r := f.connectRate.v; r > 0 {
+	if r := f.connectRate; r > 0 {
 		ramp = time.Duration(float64(conns) / r * float64(time.Second))
 	}
 	return ramp + f.duration
@@ -324,7 +313,7 @@ func (f *loadFlags) buildConfig(p *loadPath, conns int) loadgen.Config {
 		Dialer:       p.dialer,
 		Sources:      f.sources.addrs,
 		Conns:        conns,
-		ConnectRate:  f.connectRate.v,
+		ConnectRate:  f.connectRate,
 		Ramp:         f.ramp,
 		Duration:     f.duration,
 		Rate:         f.rate.bits,

@@ -4,36 +4,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"math"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
-
-// floatValue is a non-negative number flag.
-type floatValue struct{ v float64 }
-
-func (v *floatValue) String() string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(v.v, 'g', -1, 64)
-}
-
-func (v *floatValue) Set(s string) error {
-	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	switch {
-	case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
-		return errors.New("not a number")
-	case x < 0:
-		return errors.New("must not be negative")
-	}
-	v.v = x
-	return nil
-}
 
 // rateValue is --rate: "greedy" (0) or a rate as the lab's link takes it.
 type rateValue struct {
@@ -58,36 +34,6 @@ func (v *rateValue) Set(s string) error {
 		return errors.New(`want "greedy" or a rate such as 100mbit, 5MB/s or a number of bits/s`)
 	}
 	v.text, v.bits = s, float64(r)
-	return nil
-}
-
-// intList is --sweep: a comma list of counts of at least 1.
-type intList struct{ values []int }
-
-func (l *intList) String() string {
-	if l == nil {
-		return ""
-	}
-	s := make([]string, len(l.values))
-	for i, n := range l.values {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
-}
-
-func (l *intList) Set(s string) error {
-	var values []int
-	for part := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil {
-			return fmt.Errorf("%q is not a whole number", part)
-		}
-		if n < 1 {
-			return fmt.Errorf("%d: each level needs at least 1 connection", n)
-		}
-		values = append(values, n)
-	}
-	l.values = values
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 // data children run, to be split over them.
 func childConfig(f *loadFlags, p *loadPath, conns int) loadgen.ChildConfig {
 	return loadgen.ChildConfig{
-		Target: p.target, Conns: conns, ConnectRate: f.connectRate.v, Ramp: f.ramp, Duration: f.duration,
+		Target: p.target, Conns: conns, ConnectRate: f.connectRate, Ramp: f.ramp, Duration: f.duration,
 		Rate: f.rate.bits, Direction: f.direction, NoReconnect: !f.reconnect, Sources: f.sources.addrs,
 		SOCKS5: p.childSOCKS5, Probe: p.childProbe, ProbeCAPEM: p.childCAPEM, ProbeInsecure: f.tlsInsecure,
 		ProbeEvery: f.probeEvery, ProbeTimeout: f.probeTO,

@@ -5,9 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -29,41 +28,23 @@ type loadMergeFlags struct {
 }
 
 func (f *loadMergeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.jsonOut, "json", "", "write the merged report to this JSON `file`, in the schema of load --json")
-	fs.StringVar(&f.plotOut, "plot", "", "write a PNG `file` of the merged run, or of the merged sweep")
+	fs.Var(cliflag.OutputFile(&f.jsonOut), "json", "write the merged report to this JSON `file`, in the schema of load --json")
+	fs.Var(cliflag.OutputFile(&f.plotOut), "plot", "write a PNG `file` of the merged run, or of the merged sweep")
 }
 
 // loadMerge is "tunnelprobe load merge"; args follow "merge".
 func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe load merge"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	var f loadMergeFlags
 	f.register(fs)
-	files, err := parseInterspersed(fs, args, getenv)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintf(stdout, "%s\nFlags (each also read from the environment variable shown):\n", loadMergeUsage)
-		printFlags(stdout, fs)
-		return 0
-	case err == nil && len(files) == 0:
-		err = errors.New("no FILE to merge")
+	files, code, ok := cliflag.ParseCommandArgs(fs, args, getenv, loadMergeUsage, "FILE to merge", stdout, stderr)
+	if !ok {
+		return code
 	}
-	if err != nil {
-		return usageError(stderr, name, err)
-	}
-	for _, out := range []struct{ flag, path string }{{"json", f.jsonOut}, {"plot", f.plotOut}} {
-		if out.path == "" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Dir(out.path)); err != nil || !st.IsDir() {
-			return usageError(stderr, name, fmt.Errorf("invalid value %q for flag --%s: no such directory", out.path, out.flag))
-		}
-	}
-
 	reports := make([]loadgen.Report, len(files))
 	for i, file := range files {
+		var err error
 		if reports[i], err = loadgen.ReadJSON(file); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return 1
@@ -76,7 +57,7 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 	}
 
 	fmt.Fprintf(stdout, "merged %d results\n", len(files))
-	code := printMerged(stdout, merged)
+	code = printMerged(stdout, merged)
 	if err := writeMerged(f, merged); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		code = 1
@@ -121,27 +102,4 @@ func writeMerged(f loadMergeFlags, merged loadgen.Report) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// parseInterspersed parses args into fs, flags and positional arguments in
-// any order ("--" ends the flags), then fills the flags args left alone from
-// the environment as parseWithEnv does. It returns the positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string, getenv func(string) string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest := fs.Args()
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			positional = append(positional, rest...) // all after "--"
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-	return positional, parseWithEnv(fs, nil, getenv)
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -294,36 +292,6 @@ func TestLoadMergeHelp(t *testing.T) {
 	for _, s := range []string{"Usage: tunnelprobe load merge", "--json", "TUNNELPROBE_JSON"} {
 		if !strings.Contains(stdout.String(), s) {
 			t.Errorf("help lacks %q:\n%s", s, &stdout)
-		}
-	}
-}
-
-func TestParseInterspersed(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		args      []string
-		env       map[string]string
-		files     []string
-		json, plt string
-	}{
-		{[]string{"a", "b"}, nil, []string{"a", "b"}, "", ""},
-		{[]string{"--json", "o", "a", "b"}, nil, []string{"a", "b"}, "o", ""},
-		{[]string{"a", "--json", "o", "b", "--plot=p"}, nil, []string{"a", "b"}, "o", "p"},
-		{[]string{"a", "--", "--json", "b"}, nil, []string{"a", "--json", "b"}, "", ""},
-		{[]string{"a"}, map[string]string{"TUNNELPROBE_JSON": "e"}, []string{"a"}, "e", ""},
-		{[]string{"--json", "c", "a"}, map[string]string{"TUNNELPROBE_JSON": "e"}, []string{"a"}, "c", ""},
-	} {
-		fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		var f loadMergeFlags
-		f.register(fs)
-		files, err := parseInterspersed(fs, tc.args, envMap(tc.env))
-		if err != nil {
-			t.Errorf("%q: %v", tc.args, err)
-			continue
-		}
-		if !slices.Equal(files, tc.files) || f.jsonOut != tc.json || f.plotOut != tc.plt {
-			t.Errorf("%q: files %q json %q plot %q; want %q %q %q", tc.args, files, f.jsonOut, f.plotOut, tc.files, tc.json, tc.plt)
 		}
 	}
 }

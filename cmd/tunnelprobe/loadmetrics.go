@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	loadprom "github.com/tunnelprobe/tunnelprobe/loadgen/prom"
@@ -32,7 +33,7 @@ type loadMetrics struct {
 // registerLoadMetrics registers --metrics on fs.
 func registerLoadMetrics(fs *flag.FlagSet) *loadMetrics {
 	m := &loadMetrics{}
-	fs.Var(newAddr(&m.addr, "", true), "metrics", "serve the live counters as Prometheus metrics at /metrics on this `address`, e.g. :9100; empty for none")
+	fs.Var(cliflag.Addr(&m.addr, "", true), "metrics", "serve the live counters as Prometheus metrics at /metrics on this `address`, e.g. :9100; empty for none")
 	return m
 }
 

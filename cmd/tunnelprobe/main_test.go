@@ -79,3 +79,8 @@ func TestRunUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// envMap is a getenv reading m.
+func envMap(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}

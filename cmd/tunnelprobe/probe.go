@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
@@ -34,7 +35,7 @@ type probeFlags struct {
 	url              string
 	typ              string
 	period           time.Duration
-	timeout          *durationValue
+	timeout          time.Duration
 	failureThreshold int
 	successThreshold int
 	initialDelay     time.Duration
@@ -59,23 +60,22 @@ var (
 
 func (f *probeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "http or https `URL` to probe (required)")
-	fs.Var(newChoice(&f.typ, "liveness", "liveness", "readiness", "startup"), "type", "probe `type`: liveness, readiness or startup")
-	fs.Var(newDuration(&f.period, scenarios.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
-	f.timeout = newDuration(new(time.Duration), scenarios.DefaultKubeletTimeout, false)
-	fs.Var(f.timeout, "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
-	fs.Var(newInt(&f.failureThreshold, scenarios.DefaultKubeletFailureThreshold, 1), "failure-threshold",
+	fs.Var(cliflag.Choice(&f.typ, "liveness", "liveness", "readiness", "startup"), "type", "probe `type`: liveness, readiness or startup")
+	fs.Var(cliflag.Duration(&f.period, scenarios.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
+	fs.Var(cliflag.Duration(&f.timeout, scenarios.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
+	fs.Var(cliflag.Int(&f.failureThreshold, scenarios.DefaultKubeletFailureThreshold, 1), "failure-threshold",
 		"`count` of failures in a row that fail the probe (failureThreshold)")
-	fs.Var(newInt(&f.successThreshold, scenarios.DefaultKubeletSuccessThreshold, 1), "success-threshold",
+	fs.Var(cliflag.Int(&f.successThreshold, scenarios.DefaultKubeletSuccessThreshold, 1), "success-threshold",
 		"`count` of successes in a row that pass it (successThreshold); must be 1 for liveness and startup")
-	fs.Var(newDuration(&f.initialDelay, 0, true), "initial-delay", "`duration` after the start during which probes are skipped (initialDelaySeconds)")
-	fs.Var(newInt(&f.count, 0, 1), "count", "stop after this `number` of probes; excludes --duration")
-	fs.Var(newDuration(&f.duration, 0, false), "duration", "stop after this `duration`; excludes --count")
+	fs.Var(cliflag.Duration(&f.initialDelay, 0, true), "initial-delay", "`duration` after the start during which probes are skipped (initialDelaySeconds)")
+	fs.Var(cliflag.Int(&f.count, 0, 1), "count", "stop after this `number` of probes; excludes --duration")
+	fs.Var(cliflag.Duration(&f.duration, 0, false), "duration", "stop after this `duration`; excludes --count")
 
 	fs.BoolVar(&f.docker, "docker", false, "probe as Docker's HEALTHCHECK instead of the kubelet")
-	fs.Var(newDuration(&f.interval, scenarios.DefaultDockerInterval, false), "interval", "with --docker: `duration` between checks")
-	fs.Var(newInt(&f.retries, scenarios.DefaultDockerRetries, 1), "retries", "with --docker: `count` of failed checks in a row that make the target unhealthy")
-	fs.Var(newDuration(&f.startPeriod, 0, true), "start-period", "with --docker: `duration` after the start during which failures do not count")
-	fs.Var(newDuration(&f.startInterval, scenarios.DefaultDockerStartInterval, false), "start-interval",
+	fs.Var(cliflag.Duration(&f.interval, scenarios.DefaultDockerInterval, false), "interval", "with --docker: `duration` between checks")
+	fs.Var(cliflag.Int(&f.retries, scenarios.DefaultDockerRetries, 1), "retries", "with --docker: `count` of failed checks in a row that make the target unhealthy")
+	fs.Var(cliflag.Duration(&f.startPeriod, 0, true), "start-period", "with --docker: `duration` after the start during which failures do not count")
+	fs.Var(cliflag.Duration(&f.startInterval, scenarios.DefaultDockerStartInterval, false), "start-interval",
 		"with --docker: `duration` between checks during the start period")
 }
 
@@ -89,11 +89,11 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fs := flag.NewFlagSet("tunnelprobe probe", flag.ContinueOnError)
 	var f probeFlags
 	f.register(fs)
-	if code, ok := parseCommand(fs, args, getenv, probeUsage, stdout, stderr, probeExclusive...); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, probeUsage, stdout, stderr, probeExclusive...); !ok {
 		return code
 	}
 	if err := f.check(fs); err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -107,8 +107,8 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 
 	if f.docker {
 		timeout := 30 * time.Second
-		if f.timeout.set {
-			timeout = *f.timeout.d
+		if cliflag.Given(fs)["timeout"] {
+			timeout = f.timeout
 		}
 		d, err := scenarios.NewDocker(scenarios.DockerConfig{
 			URL: f.url, Interval: f.interval, Timeout: timeout, StartPeriod: f.startPeriod,
@@ -116,7 +116,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			OnProbe: p.probe, OnDecision: p.decision,
 		}, c)
 		if err != nil {
-			return usageError(stderr, fs.Name(), err)
+			return cliflag.UsageError(stderr, fs.Name(), err)
 		}
 		if err := d.Run(ctx); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
@@ -129,12 +129,12 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		"liveness": scenarios.Liveness, "readiness": scenarios.Readiness, "startup": scenarios.Startup,
 	}[f.typ]
 	k, err := scenarios.NewKubelet(scenarios.KubeletConfig{
-		URL: f.url, Type: typ, Period: f.period, Timeout: *f.timeout.d, InitialDelay: f.initialDelay,
+		URL: f.url, Type: typ, Period: f.period, Timeout: f.timeout, InitialDelay: f.initialDelay,
 		SuccessThreshold: f.successThreshold, FailureThreshold: f.failureThreshold,
 		OnProbe: p.probe, OnDecision: p.decision,
 	}, c)
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 	if err := k.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
@@ -148,8 +148,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 
 // check rejects flag combinations that make no sense, naming the flags.
 func (f *probeFlags) check(fs *flag.FlagSet) error {
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	set := cliflag.Given(fs)
 	switch {
 	case f.url == "":
 		return errors.New("flag --url is required")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
@@ -29,20 +30,20 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	specPath := fs.String("spec", "", "run the scenario in this YAML or JSON `file` instead of the built-in suite")
 	quick := fs.Bool("quick", false, "run the shorter built-in suite (under two minutes), as CI does")
 	seed := fs.Uint64("seed", 0, "override the scenario's `seed` (0 keeps the spec's)")
-	if code, ok := parseCommand(fs, args, os.Getenv, scenarioUsage, stdout, stderr); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, os.Getenv, scenarioUsage, stdout, stderr); !ok {
 		return code
 	}
 	spec := scenarios.DefaultSuite()
 	switch {
 	case *specPath != "" && *quick:
-		return usageError(stderr, name, fmt.Errorf("--spec and --quick exclude each other: give one"))
+		return cliflag.UsageError(stderr, name, fmt.Errorf("--spec and --quick exclude each other: give one"))
 	case *specPath != "":
 		data, err := os.ReadFile(*specPath)
 		if err != nil {
-			return usageError(stderr, name, fmt.Errorf("invalid value for flag --spec: %w", err))
+			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value for flag --spec: %w", err))
 		}
 		if spec, err = scenarios.Parse(data); err != nil {
-			return usageError(stderr, name, fmt.Errorf("invalid value for flag --spec: %s: %w", *specPath, err))
+			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value for flag --spec: %s: %w", *specPath, err))
 		}
 	case *quick:
 		spec = scenarios.QuickSuite()

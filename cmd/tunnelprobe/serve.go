@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
@@ -26,47 +27,41 @@ Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
 Several --target flags pass when any one of them does.
 `
 
-// serveFlags holds the flags of the serve command. Other commands that run
-// a monitor (the lab) register the same flags with registerCheck and
-// registerMonitor, then build with buildChecker and monitorConfig.
+// serveFlags holds the flags of the serve command. The lab's roles run the
+// same health server and register the same monitor and log flags with
+// registerMonitor and registerLog.
 type serveFlags struct {
 	listen string
 
 	// The check: see registerCheck.
-	targets     stringList
+	targets     cliflag.StringList
 	check       string
-	tlsCA       certPoolValue
+	tlsCA       caFile
 	tlsInsecure bool
 	dnsServer   string
 
-	// The monitor: see registerMonitor.
-	mode             middleware.Mode
-	period           time.Duration
-	timeout          *durationValue
-	timeouts         durationList
-	failureThreshold int
-	maxCheckTimeout  time.Duration
-	maxWait          time.Duration
-	minCheckInterval time.Duration
-	healCmd          string
-	healTimeout      time.Duration
-	hideErrors       bool
+	// The server and its monitor: see registerMonitor. Timeouts comes from
+	// --timeout or --timeouts.
+	server   server.Config
+	timeout  time.Duration
+	timeouts middleware.Ladder
 
 	// Logs: see registerLog.
 	logFormat string
 	logLevel  slog.Level
 }
 
-// serveExclusive lists the flags that set the same thing, for parseWithEnv.
+// serveExclusive lists the flags that set the same thing, for cliflag.Parse.
 var serveExclusive = [][]string{{"timeout", "timeouts"}}
 
 // register registers every flag of the serve command on fs. Parse them with
-// parseWithEnv(fs, args, getenv, serveExclusive...).
+// cliflag.Parse(fs, args, getenv, serveExclusive...).
 func (f *serveFlags) register(fs *flag.FlagSet) {
-	fs.Var(newAddr(&f.listen, ":9999", false), "listen", "`address` to serve the health endpoints on; port 0 picks a free port")
+	fs.Var(cliflag.Addr(&f.listen, ":9999", false), "listen", "`address` to serve the health endpoints on; port 0 picks a free port")
 	f.registerCheck(fs)
 	f.registerMonitor(fs)
 	f.registerLog(fs)
+	fs.BoolVar(&f.server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
 }
 
 // registerCheck registers the flags that say what to check.
@@ -75,73 +70,56 @@ func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
 		"or without a scheme as --check says: host[:port] for tcp and tls (port 443 when missing), a URL for http,\n"+
 		"a host name for dns; several pass when any one does\n"+
 		"(default cloudflare.com:443, https://cloudflare.com/ for http, cloudflare.com for dns)")
-	fs.Var(newChoice(&f.check, "tls", "tcp", "tls", "http", "dns"), "check",
+	fs.Var(cliflag.Choice(&f.check, "tls", "tcp", "tls", "http", "dns"), "check",
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup)")
-	fs.Var(&f.tlsCA, "tls-ca", "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
+	fs.Var(cliflag.Func(&f.tlsCA, loadCAFile, caFile.String), "tls-ca", "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
 }
 
 // registerMonitor registers the flags that say how the checks are driven.
 func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
-	fs.Var(modeValue{&f.mode}, "mode", "`mode`: loop (the health loop checks and heals), probe (only /check/ calls check),\n"+
+	m := &f.server.Monitor
+	fs.TextVar(&m.Mode, "mode", middleware.ModeLoop, "`mode`: loop (the health loop checks and heals), probe (only /check/ calls check),\n"+
 		"auto (the loop stands down while /check/ is called at least once per period)")
-	fs.Var(newDuration(&f.period, middleware.DefaultPeriod, false), "period", "`duration` the loop waits after a passing check")
-	f.timeout = newDuration(new(time.Duration), middleware.DefaultTimeout, false)
-	fs.Var(f.timeout, "timeout", "fixed `duration` of each loop check; excludes --timeouts")
-	fs.Var(&f.timeouts, "timeouts", "`ladder` of loop check timeouts, one step up per consecutive failure, e.g. 2s,4s,6s,8s,10s;\n"+
+	fs.Var(cliflag.Duration(&m.Period, middleware.DefaultPeriod, false), "period", "`duration` the loop waits after a passing check")
+	fs.Var(cliflag.Duration(&f.timeout, middleware.DefaultTimeout, false), "timeout", "fixed `duration` of each loop check; excludes --timeouts")
+	fs.TextVar(&f.timeouts, "timeouts", middleware.Ladder(nil), "`ladder` of loop check timeouts, one step up per consecutive failure, e.g. 2s,4s,6s,8s,10s;\n"+
 		"\"reference\" is that ladder; excludes --timeout")
-	fs.Var(newInt(&f.failureThreshold, 1, 1), "failure-threshold", "`count` of consecutive failed checks that make the state unhealthy")
-	fs.Var(newDuration(&f.maxCheckTimeout, middleware.DefaultMaxCheckTimeout, false), "max-check-timeout",
+	fs.Var(cliflag.Int(&m.FailureThreshold, 1, 1), "failure-threshold", "`count` of consecutive failed checks that make the state unhealthy")
+	fs.Var(cliflag.Duration(&m.MaxCheckTimeout, middleware.DefaultMaxCheckTimeout, false), "max-check-timeout",
 		"the longest `duration` a /check/ run may take, whatever its callers ask")
-	fs.Var(newDuration(&f.maxWait, middleware.DefaultMaxWait, false), "max-wait", "the longest `duration` the status endpoint's ?wait= may wait")
-	fs.Var(newDuration(&f.minCheckInterval, 0, true), "min-check-interval",
+	fs.Var(cliflag.Duration(&m.MaxWait, middleware.DefaultMaxWait, false), "max-wait", "the longest `duration` the status endpoint's ?wait= may wait")
+	fs.Var(cliflag.Duration(&m.MinCheckInterval, 0, true), "min-check-interval",
 		"`duration` during which /check/ serves the last result again instead of checking; 0 checks every time")
-	fs.StringVar(&f.healCmd, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN")
-	fs.Var(newDuration(&f.healTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
+	fs.StringVar(&f.server.HealCommand, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN")
+	fs.Var(cliflag.Duration(&m.HealTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
 		"the longest `duration` a heal may take: then its command is killed and the heal reported as failed")
-	fs.BoolVar(&f.hideErrors, "hide-errors", false, "keep error details out of HTTP answers (they are still logged)")
+	fs.BoolVar(&m.HideErrors, "hide-errors", false, "keep error details out of HTTP answers (they are still logged)")
 }
 
 // registerLog registers the logging flags.
 func (f *serveFlags) registerLog(fs *flag.FlagSet) {
-	fs.Var(newChoice(&f.logFormat, "text", "text", "json"), "log-format", "log `format` on stderr: text or json")
+	fs.Var(cliflag.Choice(&f.logFormat, "text", "text", "json"), "log-format", "log `format` on stderr: text or json")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 }
 
-// logger returns the logger the flags ask for, writing to w.
-func (f *serveFlags) logger(w io.Writer) *slog.Logger {
+// serverConfig returns the server configuration the flags of fs ask for,
+// logging to w. An error is a usage error.
+func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config, error) {
+	cfg := f.server
 	opts := &slog.HandlerOptions{Level: f.logLevel}
+	cfg.Logger = slog.New(slog.NewTextHandler(w, opts))
 	if f.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		cfg.Logger = slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-// monitorConfig returns the monitor configuration the flags ask for, logging
-// to logger. An error is a usage error.
-func (f *serveFlags) monitorConfig(logger *slog.Logger) (middleware.Config, error) {
-	cfg := middleware.Config{
-		Mode:             f.mode,
-		Period:           f.period,
-		Timeouts:         []time.Duration{*f.timeout.d},
-		FailureThreshold: f.failureThreshold,
-		MaxWait:          f.maxWait,
-		MaxCheckTimeout:  f.maxCheckTimeout,
-		MinCheckInterval: f.minCheckInterval,
-		HealTimeout:      f.healTimeout,
-		HideErrors:       f.hideErrors,
-		Observer:         middleware.NewSlogObserver(logger),
-	}
-	if f.timeouts.set {
-		if f.timeout.set {
-			return middleware.Config{}, errors.New("--timeout and --timeouts (or TUNNELPROBE_TIMEOUT and TUNNELPROBE_TIMEOUTS) exclude each other: give one")
+	cfg.Monitor.Timeouts = middleware.Ladder{f.timeout}
+	if given := cliflag.Given(fs); given["timeouts"] {
+		if given["timeout"] {
+			return server.Config{}, errors.New("--timeout and --timeouts (or TUNNELPROBE_TIMEOUT and TUNNELPROBE_TIMEOUTS) exclude each other: give one")
 		}
-		cfg.Timeouts = f.timeouts.values
-	}
-	if f.healCmd != "" {
-		cfg.Heal = server.HealCommand(f.healCmd, logger)
+		cfg.Monitor.Timeouts = f.timeouts
 	}
 	return cfg, nil
 }
@@ -149,34 +127,13 @@ func (f *serveFlags) monitorConfig(logger *slog.Logger) (middleware.Config, erro
 // buildChecker returns the check the flags ask for, dialing through dialer
 // (nil: the host network). An error is a usage error.
 func buildChecker(f *serveFlags, dialer middleware.Dialer) (middleware.Checker, error) {
-	targets := f.targets.values
-	if len(targets) == 0 {
-		targets = []string{defaultTarget(f.check)}
+	c, err := middleware.ParseTargets(f.targets.Values, f.check, middleware.TargetOptions{
+		Dialer: dialer, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invalid value for flag --target: %w", err)
 	}
-	checks := make([]middleware.Checker, 0, len(targets))
-	for _, t := range targets {
-		c, err := middleware.ParseTarget(t, f.check, middleware.TargetOptions{
-			Dialer: dialer, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("invalid value %q for flag --target: %w", t, err)
-		}
-		checks = append(checks, c)
-	}
-	if len(checks) == 1 {
-		return checks[0], nil
-	}
-	return middleware.AnyOf(checks...), nil
-}
-
-func defaultTarget(check string) string {
-	switch check {
-	case "http":
-		return "https://cloudflare.com/"
-	case "dns":
-		return "cloudflare.com"
-	}
-	return "cloudflare.com:443"
+	return c, nil
 }
 
 // runServe is the serve command.
@@ -189,26 +146,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f serveFlags
 	f.register(fs)
-	metrics := registerServeMetrics(fs) // serve_metrics.go
-	if code, ok := parseCommand(fs, args, getenv, serveUsage, stdout, stderr, serveExclusive...); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, serveUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
-	logger := f.logger(stderr)
 	checker, err := buildChecker(&f, nil)
 	if err != nil {
-		return usageError(stderr, name, err)
+		return cliflag.UsageError(stderr, name, err)
 	}
-	cfg, err := f.monitorConfig(logger)
+	cfg, err := f.serverConfig(fs, stderr)
 	if err != nil {
-		return usageError(stderr, name, err)
+		return cliflag.UsageError(stderr, name, err)
 	}
-	if err := metrics.instrument(&cfg); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	mon, err := middleware.New(checker, cfg)
+	srv, err := server.New(checker, cfg)
 	if err != nil {
-		return usageError(stderr, name, err)
+		return cliflag.UsageError(stderr, name, err)
 	}
 
 	ln, err := net.Listen("tcp", f.listen)
@@ -217,52 +168,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
-	logger.Info("serving health endpoints", "addr", ln.Addr().String(), "mode", f.mode.String(), "check", f.check)
-	if err := server.Serve(ctx, ln, mon, server.Options{Logger: logger, Wrap: metrics.wrappers(mon)}); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	return 0
+	cfg.Logger.Info("serving health endpoints", "addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.check)
+	return cliflag.ExitCode(stderr, name, srv.Serve(ctx, ln))
 }
 
-// modeValue is the --mode flag.
-type modeValue struct{ m *middleware.Mode }
-
-func (v modeValue) String() string {
-	if v.m == nil {
-		return ""
-	}
-	return v.m.String()
-}
-
-func (v modeValue) Set(s string) error {
-	m, err := middleware.ParseMode(s)
-	if err != nil {
-		return errors.New("want loop, probe or auto")
-	}
-	*v.m = m
-	return nil
-}
-
-// certPoolValue is the --tls-ca flag: the file is loaded when the flag is
-// set, so a bad file is reported as a bad flag value.
-type certPoolValue struct {
+// caFile is --tls-ca: the file is loaded when the flag is set, so a bad
+// file is reported as a bad flag value.
+type caFile struct {
 	file string
 	pool *x509.CertPool
 }
 
-func (v *certPoolValue) String() string {
-	if v == nil {
-		return ""
-	}
-	return v.file
-}
+func (c caFile) String() string { return c.file }
 
-func (v *certPoolValue) Set(s string) error {
-	pool, err := middleware.LoadCertPool(s)
-	if err != nil {
-		return err
-	}
-	v.file, v.pool = s, pool
-	return nil
+func loadCAFile(file string) (caFile, error) {
+	pool, err := middleware.LoadCertPool(file)
+	return caFile{file, pool}, err
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
@@ -402,13 +403,14 @@ func TestServeFlagsConfig(t *testing.T) {
 			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			f.register(fs)
-			if err := parseWithEnv(fs, tt.args, envMap(tt.env), serveExclusive...); err != nil {
+			if err := cliflag.Parse(fs, tt.args, envMap(tt.env), serveExclusive...); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := f.monitorConfig(slog.New(slog.DiscardHandler))
+			sc, err := f.serverConfig(fs, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
+			cfg := sc.Monitor
 			if cfg.Mode != tt.wantMode || !slices.Equal(cfg.Timeouts, tt.wantTimeouts) || cfg.FailureThreshold != tt.wantFailures {
 				t.Errorf("got mode %v, timeouts %v, threshold %d; want %v, %v, %d",
 					cfg.Mode, cfg.Timeouts, cfg.FailureThreshold, tt.wantMode, tt.wantTimeouts, tt.wantFailures)
@@ -434,7 +436,7 @@ func TestServeHelp(t *testing.T) {
 		if !strings.Contains(help, "--"+fl.Name+" ") && !strings.Contains(help, "--"+fl.Name+"\n") {
 			t.Errorf("help lacks --%s", fl.Name)
 		}
-		if env := "[$" + envName(fl.Name) + "]"; !strings.Contains(help, env) {
+		if env := "[$" + cliflag.EnvName(fl.Name) + "]"; !strings.Contains(help, env) {
 			t.Errorf("help lacks %s", env)
 		}
 	})
@@ -511,30 +513,24 @@ func TestServeHealFlag(t *testing.T) {
 	var f serveFlags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	f.register(fs)
-	file := filepath.Join(t.TempDir(), "healed")
-	if err := parseWithEnv(fs, nil, envMap(map[string]string{"TUNNELPROBE_HEAL_CMD": "touch '" + file + "'"})); err != nil {
+	heal := "touch /tmp/healed"
+	if err := cliflag.Parse(fs, nil, envMap(map[string]string{"TUNNELPROBE_HEAL_CMD": heal})); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.monitorConfig(slog.New(slog.DiscardHandler))
+	cfg, err := f.serverConfig(fs, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Heal == nil {
-		t.Fatal("--heal-cmd gave no HealFunc")
+	if cfg.HealCommand != heal {
+		t.Errorf("HealCommand %q, want %q", cfg.HealCommand, heal)
 	}
-	if err := cfg.Heal(context.Background()); err != nil {
+	if cfg.Monitor.HealTimeout != middleware.DefaultHealTimeout {
+		t.Errorf("HealTimeout %v by default, want %v", cfg.Monitor.HealTimeout, middleware.DefaultHealTimeout)
+	}
+	if err := cliflag.Parse(fs, []string{"--heal-timeout", "3s"}, envMap(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(file); err != nil {
-		t.Errorf("the heal command did not run: %v", err)
-	}
-	if cfg.HealTimeout != middleware.DefaultHealTimeout {
-		t.Errorf("HealTimeout %v by default, want %v", cfg.HealTimeout, middleware.DefaultHealTimeout)
-	}
-	if err := parseWithEnv(fs, []string{"--heal-timeout", "3s"}, envMap(nil)); err != nil {
-		t.Fatal(err)
-	}
-	if cfg, _ := f.monitorConfig(slog.New(slog.DiscardHandler)); cfg.HealTimeout != 3*time.Second {
-		t.Errorf("--heal-timeout 3s gave HealTimeout %v", cfg.HealTimeout)
+	if cfg, _ := f.serverConfig(fs, io.Discard); cfg.Monitor.HealTimeout != 3*time.Second {
+		t.Errorf("--heal-timeout 3s gave HealTimeout %v", cfg.Monitor.HealTimeout)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
 
 // When sink or load re-execute themselves for --procs, os.Executable is
@@ -150,7 +152,7 @@ func exitCounters(t *testing.T, out string) (conns, bytesIn, bytesOut, procs int
 
 // waitSinkStats polls the sink's stats until done holds, or fails the test
 // after a safety bound; it returns the last stats read.
-func waitSinkStats(t *testing.T, url string, done func(sinkTotals) bool) sinkTotals {
+func waitSinkStats(t *testing.T, url string, done func(sink.Totals) bool) sink.Totals {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -162,14 +164,14 @@ func waitSinkStats(t *testing.T, url string, done func(sinkTotals) bool) sinkTot
 	}
 }
 
-func getSinkStats(t *testing.T, url string) sinkTotals {
+func getSinkStats(t *testing.T, url string) sink.Totals {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st sinkTotals
+	var st sink.Totals
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func TestSinkEcho(t *testing.T) {
 	// The echo came back, so the sink has read every byte; it counts what
 	// it wrote only once its write returned, a moment after the client may
 	// already have read it.
-	st := waitSinkStats(t, s.stats, func(st sinkTotals) bool { return st.BytesOut == 3000 })
+	st := waitSinkStats(t, s.stats, func(st sink.Totals) bool { return st.BytesOut == 3000 })
 	if st.Conns != 3 || st.BytesIn != 3000 || st.BytesOut != 3000 || st.Processes != 1 {
 		t.Errorf("stats %+v, want 3 connections, 3000 bytes each way, 1 process", st)
 	}
@@ -203,7 +205,7 @@ func TestSinkProcs(t *testing.T) {
 	s := startSinkCommand(t, "--listen", "127.0.0.1:0", "--procs", "3", "--echo", "--stats", "127.0.0.1:0")
 	const n, size = 30, 500
 	echoConns(t, s.addr, n, size)
-	st := waitSinkStats(t, s.stats, func(st sinkTotals) bool { return st.BytesOut == n*size })
+	st := waitSinkStats(t, s.stats, func(st sink.Totals) bool { return st.BytesOut == n*size })
 	if st.Processes != 3 {
 		t.Errorf("stats say %d processes, want 3", st.Processes)
 	}

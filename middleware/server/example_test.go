@@ -6,16 +6,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
-// Serve runs a monitor's loop and endpoints on a listener until its context
-// ends, as `tunnelprobe serve` does.
-func ExampleServe() {
+// A Server runs a monitor's loop and endpoints on a listener until its
+// context ends, as `tunnelprobe serve` does.
+func ExampleServer() {
 	check := middleware.CheckerFunc(func(context.Context) error { return nil }) // a tunnel that works
-	mon, err := middleware.New(check, middleware.Config{Mode: middleware.ModeProbe})
+	srv, err := server.New(check, server.Config{Monitor: middleware.Config{Mode: middleware.ModeProbe}, Metrics: true})
 	if err != nil {
 		panic(err)
 	}
@@ -25,7 +26,7 @@ func ExampleServe() {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- server.Serve(ctx, ln, mon, server.Options{}) }()
+	go func() { done <- srv.Serve(ctx, ln) }()
 
 	resp, err := http.Get("http://" + ln.Addr().String() + "/check/")
 	if err != nil {
@@ -35,10 +36,19 @@ func ExampleServe() {
 	resp.Body.Close()
 	fmt.Print(resp.StatusCode, " ", string(body))
 
+	resp, err = http.Get("http://" + ln.Addr().String() + server.MetricsPath)
+	if err != nil {
+		panic(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, strings.Contains(string(body), `tunnelprobe_checks_total{result="pass",source="probe"} 1`))
+
 	stop()
 	fmt.Println("Serve returned", <-done)
 	// Output:
 	// 200 pass
+	// 200 true
 	// Serve returned <nil>
 }
 

@@ -1,4 +1,4 @@
-package main
+package cliflag
 
 import (
 	"bytes"
@@ -19,8 +19,8 @@ func TestEnvName(t *testing.T) {
 		"listen":            "TUNNELPROBE_LISTEN",
 		"tls-ca":            "TUNNELPROBE_TLS_CA",
 	} {
-		if got := envName(flagName); got != want {
-			t.Errorf("envName(%q) = %q, want %q", flagName, got, want)
+		if got := EnvName(flagName); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", flagName, got, want)
 		}
 	}
 }
@@ -32,8 +32,8 @@ type testFlags struct {
 	verbose bool
 	count   int
 	period  time.Duration
-	targets stringList
-	ladder  durationList
+	targets StringList
+	ladder  middleware.Ladder
 }
 
 func newTestFlags() *testFlags {
@@ -41,11 +41,11 @@ func newTestFlags() *testFlags {
 	f.fs.SetOutput(io.Discard)
 	f.fs.StringVar(&f.name, "name", "default", "")
 	f.fs.BoolVar(&f.verbose, "verbose", false, "")
-	f.fs.Var(newInt(&f.count, 1, 1), "count", "")
-	f.fs.Var(newDuration(&f.period, 5*time.Second, false), "period", "")
-	f.targets = stringList{values: []string{"a:1"}}
+	f.fs.Var(Int(&f.count, 1, 1), "count", "")
+	f.fs.Var(Duration(&f.period, 5*time.Second, false), "period", "")
+	f.targets = StringList{Values: []string{"a:1"}}
 	f.fs.Var(&f.targets, "target", "")
-	f.fs.Var(&f.ladder, "ladder", "")
+	f.fs.TextVar(&f.ladder, "ladder", middleware.Ladder(nil), "")
 	return f
 }
 
@@ -53,7 +53,7 @@ func envMap(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func TestParseWithEnv(t *testing.T) {
+func TestParse(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
@@ -99,24 +99,24 @@ func TestParseWithEnv(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newTestFlags()
-			if err := parseWithEnv(f.fs, tt.args, envMap(tt.env)); err != nil {
-				t.Fatalf("parseWithEnv: %v", err)
+			if err := Parse(f.fs, tt.args, envMap(tt.env)); err != nil {
+				t.Fatalf("Parse: %v", err)
 			}
 			if f.name != tt.wantName || f.verbose != tt.wantVerbose || f.count != tt.wantCount || f.period != tt.wantPeriod {
 				t.Errorf("got name=%q verbose=%v count=%d period=%v, want %q %v %d %v",
 					f.name, f.verbose, f.count, f.period, tt.wantName, tt.wantVerbose, tt.wantCount, tt.wantPeriod)
 			}
-			if !slices.Equal(f.targets.values, tt.wantTargets) {
-				t.Errorf("targets = %q, want %q", f.targets.values, tt.wantTargets)
+			if !slices.Equal(f.targets.Values, tt.wantTargets) {
+				t.Errorf("targets = %q, want %q", f.targets.Values, tt.wantTargets)
 			}
-			if !slices.Equal(f.ladder.values, tt.wantLadder) {
-				t.Errorf("ladder = %v, want %v", f.ladder.values, tt.wantLadder)
+			if !slices.Equal(f.ladder, middleware.Ladder(tt.wantLadder)) {
+				t.Errorf("ladder = %v, want %v", f.ladder, tt.wantLadder)
 			}
 		})
 	}
 }
 
-func TestParseWithEnvErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -138,9 +138,9 @@ func TestParseWithEnvErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := parseWithEnv(newTestFlags().fs, tt.args, envMap(tt.env))
+			err := Parse(newTestFlags().fs, tt.args, envMap(tt.env))
 			if err == nil {
-				t.Fatal("parseWithEnv succeeded")
+				t.Fatal("Parse succeeded")
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
@@ -156,7 +156,7 @@ func TestParseCommand(t *testing.T) {
 	t.Run("help", func(t *testing.T) {
 		t.Parallel()
 		var stdout, stderr bytes.Buffer
-		code, ok := parseCommand(newTestFlags().fs, []string{"-h"}, envMap(nil), "Usage: test", &stdout, &stderr)
+		code, ok := ParseCommand(newTestFlags().fs, []string{"-h"}, envMap(nil), "Usage: test", &stdout, &stderr)
 		if ok || code != 0 {
 			t.Fatalf("got code=%d ok=%v, want 0 false", code, ok)
 		}
@@ -169,7 +169,7 @@ func TestParseCommand(t *testing.T) {
 	t.Run("positional argument", func(t *testing.T) {
 		t.Parallel()
 		var stdout, stderr bytes.Buffer
-		code, ok := parseCommand(newTestFlags().fs, []string{"--count", "2", "stray"}, envMap(nil), "", &stdout, &stderr)
+		code, ok := ParseCommand(newTestFlags().fs, []string{"--count", "2", "stray"}, envMap(nil), "", &stdout, &stderr)
 		if ok || code != 2 {
 			t.Fatalf("got code=%d ok=%v, want 2 false", code, ok)
 		}
@@ -180,76 +180,54 @@ func TestParseCommand(t *testing.T) {
 	t.Run("ok", func(t *testing.T) {
 		t.Parallel()
 		var stdout, stderr bytes.Buffer
-		if code, ok := parseCommand(newTestFlags().fs, []string{"--count", "2"}, envMap(nil), "", &stdout, &stderr); !ok {
+		if code, ok := ParseCommand(newTestFlags().fs, []string{"--count", "2"}, envMap(nil), "", &stdout, &stderr); !ok {
 			t.Fatalf("got code=%d ok=%v; stderr: %s", code, ok, &stderr)
 		}
 	})
 }
 
-func TestDurationList(t *testing.T) {
-	t.Parallel()
-	good := map[string][]time.Duration{
-		"2s,4s,6s":  {2 * time.Second, 4 * time.Second, 6 * time.Second},
-		"500ms":     {500 * time.Millisecond},
-		" 1s , 2s ": {time.Second, 2 * time.Second},
-		"reference": middleware.ReferenceTimeouts,
-	}
-	for in, want := range good {
-		var l durationList
-		if err := l.Set(in); err != nil {
-			t.Errorf("Set(%q): %v", in, err)
-			continue
-		}
-		if !slices.Equal(l.values, want) {
-			t.Errorf("Set(%q) = %v, want %v", in, l.values, want)
-		}
-	}
-	for _, in := range []string{"", "2s,", "2s,,4s", "0s", "-1s", "x", "2s,x"} {
-		var l durationList
-		if err := l.Set(in); err == nil {
-			t.Errorf("Set(%q) succeeded with %v", in, l.values)
-		}
-	}
-	// The preset is a copy: changing the flag's value must not change it.
-	var l durationList
-	_ = l.Set("reference")
-	l.values[0] = time.Hour
-	if middleware.ReferenceTimeouts[0] == time.Hour {
-		t.Error("durationList shares middleware.ReferenceTimeouts")
-	}
-}
-
-func FuzzDurationList(f *testing.F) {
-	for _, s := range []string{"2s,4s,6s", "reference", "", "1h,-1s", "0", "1e9h"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var l durationList
-		if err := l.Set(s); err != nil {
-			return
-		}
-		if len(l.values) == 0 {
-			t.Fatalf("Set(%q) succeeded with no values", s)
-		}
-		for _, d := range l.values {
-			if d <= 0 {
-				t.Fatalf("Set(%q) accepted %v", s, d)
-			}
-		}
-	})
-}
-
-func FuzzParseWithEnv(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("--count=2", "1s", "a,b")
 	f.Add("stray", "-1s", ",")
 	f.Fuzz(func(t *testing.T, arg, period, targets string) {
 		fl := newTestFlags()
 		env := map[string]string{"TUNNELPROBE_PERIOD": period, "TUNNELPROBE_TARGET": targets}
-		if err := parseWithEnv(fl.fs, []string{arg}, envMap(env)); err != nil {
+		if err := Parse(fl.fs, []string{arg}, envMap(env)); err != nil {
 			return
 		}
-		if fl.period <= 0 || fl.count < 1 || len(fl.targets.values) == 0 {
-			t.Fatalf("accepted period=%v count=%d targets=%q", fl.period, fl.count, fl.targets.values)
+		if fl.period <= 0 || fl.count < 1 || len(fl.targets.Values) == 0 {
+			t.Fatalf("accepted period=%v count=%d targets=%q", fl.period, fl.count, fl.targets.Values)
 		}
 	})
+}
+
+func TestParseInterspersed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args      []string
+		env       map[string]string
+		files     []string
+		json, plt string
+	}{
+		{[]string{"a", "b"}, nil, []string{"a", "b"}, "", ""},
+		{[]string{"--json", "o", "a", "b"}, nil, []string{"a", "b"}, "o", ""},
+		{[]string{"a", "--json", "o", "b", "--plot=p"}, nil, []string{"a", "b"}, "o", "p"},
+		{[]string{"a", "--", "--json", "b"}, nil, []string{"a", "--json", "b"}, "", ""},
+		{[]string{"a"}, map[string]string{"TUNNELPROBE_JSON": "e"}, []string{"a"}, "e", ""},
+		{[]string{"--json", "c", "a"}, map[string]string{"TUNNELPROBE_JSON": "e"}, []string{"a"}, "c", ""},
+	} {
+		fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var f struct{ jsonOut, plotOut string }
+		fs.StringVar(&f.jsonOut, "json", "", "")
+		fs.StringVar(&f.plotOut, "plot", "", "")
+		files, err := ParseInterspersed(fs, tc.args, envMap(tc.env))
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if !slices.Equal(files, tc.files) || f.jsonOut != tc.json || f.plotOut != tc.plt {
+			t.Errorf("%q: files %q json %q plot %q; want %q %q %q", tc.args, files, f.jsonOut, f.plotOut, tc.files, tc.json, tc.plt)
+		}
+	}
 }

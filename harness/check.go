@@ -1,0 +1,27 @@
+package harness
+
+import (
+	"net/netip"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// TLSCheck returns the health check of the lab's TLS target through its
+// tunnel: a dial and a handshake verified with the lab's CA.
+func (l *Lab) TLSCheck() middleware.TLSCheck {
+	return middleware.TLSCheck{Address: l.TLSAddr().String(), ServerName: TLSHost, RootCAs: l.CA().Pool, Dialer: l}
+}
+
+// TLSCheck returns the health check of the server peer's TLS target
+// through c's tunnel, verified with the CA the server peer writes to caFile
+// (a new one at each of its starts, read again whenever it changes).
+func (c *Client) TLSCheck(caFile string) *middleware.CAFileTLSCheck {
+	return &middleware.CAFileTLSCheck{
+		TLS: middleware.TLSCheck{
+			Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
+			ServerName: TLSHost,
+			Dialer:     c,
+		},
+		CAFile: caFile,
+	}
+}

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/prom"
+)
+
+// MetricsPath is where Config.Metrics serves the Prometheus metrics.
+const MetricsPath = "/metrics"
+
+// metrics is Config.Metrics: a registry of the monitor's metrics, the Go
+// runtime's and the process's.
+type metrics struct{ reg *prometheus.Registry }
+
+// newMetrics adds the metrics' observer to cfg, next to cfg's own.
+func newMetrics(cfg *middleware.Config) (*metrics, error) {
+	m := &metrics{reg: prom.NewRegistry()}
+	obs, err := prom.NewObserver(m.reg, prom.Opts{})
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	cfg.Observer = middleware.MultiObserver(cfg.Observer, obs)
+	return m, nil
+}
+
+// mount returns a handler that answers MetricsPath with the metrics, mon's
+// state among them, and leaves every other path to health.
+func (m *metrics) mount(mon *middleware.Monitor, health http.Handler) http.Handler {
+	m.reg.MustRegister(prom.NewCollector(mon, prom.Opts{}))
+	metrics := prom.Handler(m.reg)
+	// Not a ServeMux: it would clean and redirect paths that the health
+	// handler answers as they come.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == MetricsPath {
+			metrics.ServeHTTP(w, r)
+			return
+		}
+		health.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
+
+// Config is the health server's: the monitor's configuration and what the
+// server adds around it. The zero value serves the monitor's defaults.
+type Config struct {
+	// Monitor configures the checks. Its Observer sees every event, beside
+	// the Logger's and the metrics'.
+	Monitor middleware.Config
+	// HealCommand, when set, is the heal: a shell command run by
+	// [HealCommand], in place of Monitor.Heal.
+	HealCommand string
+	// Metrics also serves Prometheus metrics at [MetricsPath] on the same
+	// listener: the monitor's (package prom), the Go runtime's and the
+	// process's.
+	Metrics bool
+	// Logger receives the monitor's events (middleware.NewSlogObserver),
+	// the heal command's output, the server's own errors (malformed
+	// requests, failed handshakes) at warn level, and a line when it has
+	// shut down. Nil discards them.
+	Logger *slog.Logger
+}
+
+// A Server is a monitor's loop and its HTTP endpoints, on one listener.
+type Server struct {
+	mon     *middleware.Monitor
+	handler http.Handler
+	logger  *slog.Logger
+}
+
+// New returns the health server of check under cfg. It starts nothing; an
+// error is a bad cfg.
+func New(check middleware.Checker, cfg Config) (*Server, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	mc := cfg.Monitor
+	if cfg.Logger != nil {
+		mc.Observer = middleware.MultiObserver(middleware.NewSlogObserver(logger), mc.Observer)
+	}
+	if cfg.HealCommand != "" {
+		mc.Heal = HealCommand(cfg.HealCommand, logger)
+	}
+	var m *metrics
+	if cfg.Metrics {
+		var err error
+		if m, err = newMetrics(&mc); err != nil {
+			return nil, err
+		}
+	}
+	mon, err := middleware.New(check, mc)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{mon: mon, handler: mon.Handler(), logger: logger}
+	if m != nil {
+		s.handler = m.mount(mon, s.handler)
+	}
+	return s, nil
+}
+
+// Monitor returns the server's monitor, to read its state.
+func (s *Server) Monitor() *middleware.Monitor { return s.mon }
+
+// Serve runs the monitor's loop and serves its endpoints on ln until ctx
+// ends, then shuts down and returns nil once nothing it started runs any
+// more. It returns an error when serving fails for good; the loop is
+// stopped then too. Call it once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// runCtx ends the loop with the server, also when serving fails.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	monitorDone := make(chan struct{})
+	go func() {
+		defer close(monitorDone)
+		_ = s.mon.Run(runCtx) // nil when runCtx ends; ErrAlreadyRunning is a second Serve
+	}()
+	err := httpserve.Serve(runCtx, ln, s.handler, httpserve.Options{ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)})
+	if ctx.Err() != nil {
+		s.logger.Info("shut down")
+	}
+	stop()
+	<-monitorDone
+	return err
+}
