@@ -74,14 +74,21 @@ func (c ChildConfig) Split(n int) []ChildConfig {
 
 // Build returns the Config that c describes, with its dialer and probe, or
 // an error naming what is wrong.
-func (c ChildConfig) Build() (Config, error) {
+func (c ChildConfig) Build() (Config, error) { return c.BuildOver(nil) }
+
+// BuildOver is Build for a process that has a dialer of its own for the
+// path (the in-process lab's netstack, whose SOCKS5 ingress its children
+// use): with d non-nil, the connections and the probe dial through d and
+// c.SOCKS5 is ignored.
+func (c ChildConfig) BuildOver(d middleware.Dialer) (Config, error) {
 	cfg := Config{
 		Target: c.Target, Sources: c.Sources, PathName: c.PathName,
 		Conns: c.Conns, ConnectRate: c.ConnectRate, Ramp: c.Ramp, Duration: c.Duration, DialTimeout: c.DialTimeout,
 		Rate: c.Rate, Direction: c.Direction, NoReconnect: c.NoReconnect,
 		ProbeEvery: c.ProbeEvery, ProbeTimeout: c.ProbeTimeout,
 	}
-	if c.SOCKS5 != "" {
+	cfg.Dialer = d
+	if d == nil && c.SOCKS5 != "" {
 		d, err := SOCKS5Dialer(c.SOCKS5)
 		if err != nil {
 			return Config{}, err

@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -39,6 +40,16 @@ func TestChildConfigBuild(t *testing.T) {
 	}
 	if check, ok := cfg.Probe.(middleware.TLSCheck); !ok || check.Address != "tls.lab:443" || check.Dialer == nil {
 		t.Errorf("probe %#v, want a TLS check of tls.lab:443 through the proxy", cfg.Probe)
+	}
+	// A process with a dialer of its own (the in-process lab) dials and
+	// probes through it, whatever the SOCKS5 address its children get.
+	var own net.Dialer
+	cfg, err = loadgen.ChildConfig{Target: "127.0.0.1:9", Conns: 3, SOCKS5: "127.0.0.1:1080", Probe: "tls://tls.lab"}.BuildOver(&own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Dialer != &own || cfg.Probe.(middleware.TLSCheck).Dialer != &own {
+		t.Errorf("BuildOver: dialer %v, probe %#v; want both through the given dialer", cfg.Dialer, cfg.Probe)
 	}
 	for _, tc := range []struct {
 		c       loadgen.ChildConfig

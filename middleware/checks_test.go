@@ -369,6 +369,15 @@ func TestLoadCertPool(t *testing.T) {
 		t.Errorf("LoadCertPool(%q) err = %v, want an error naming the file", bad, err)
 	}
 
+	// CAFile, the flag and config form, reads the same way and keeps the PEM.
+	var f middleware.CAFile
+	if err := f.UnmarshalText([]byte(good)); err != nil || f.Name != good || string(f.PEM) != string(bundle.CAPEM) || f.Pool == nil {
+		t.Errorf("CAFile.UnmarshalText(%q) = %+v, %v", good, f, err)
+	}
+	if err := f.UnmarshalText([]byte(bad)); err == nil || f.Name != good {
+		t.Errorf("CAFile.UnmarshalText(%q) = %v, and replaced the value: %q", bad, err, f.Name)
+	}
+
 	missing := filepath.Join(dir, "missing.pem")
 	if _, err := middleware.LoadCertPool(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("LoadCertPool(%q) err = %v, want a not-exist error naming the file", missing, err)

@@ -83,13 +83,34 @@ func (c TLSCheck) Check(ctx context.Context) error {
 // because an empty pool would make every later check fail with a far less
 // helpful "unknown authority".
 func LoadCertPool(pemFile string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(pemFile)
+	var f CAFile
+	err := f.UnmarshalText([]byte(pemFile))
+	return f.Pool, err
+}
+
+// CAFile is a file of PEM CA certificates as text, its name: a flag or
+// config value that LoadCertPool's rules check when it is set. The zero
+// value is no file.
+type CAFile struct {
+	Name string
+	PEM  []byte         // the file's content
+	Pool *x509.CertPool // its certificates
+}
+
+// MarshalText returns the file's name.
+func (f CAFile) MarshalText() ([]byte, error) { return []byte(f.Name), nil }
+
+// UnmarshalText reads the file text names, as LoadCertPool does.
+func (f *CAFile) UnmarshalText(text []byte) error {
+	name := string(text)
+	data, err := os.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("load CA certificates: %w", err)
+		return fmt.Errorf("load CA certificates: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("load CA certificates from %s: no PEM certificate found", pemFile)
+		return fmt.Errorf("load CA certificates from %s: no PEM certificate found", name)
 	}
-	return pool, nil
+	*f = CAFile{Name: name, PEM: data, Pool: pool}
+	return nil
 }

@@ -75,3 +75,12 @@ func ExampleKubelet() {
 	// 12:00:30 probe failure 503
 	// 12:00:30 c2 restart: failed liveness probe, will be restarted
 }
+
+// A DryContainer stands for a probed container that a restart only renames.
+func ExampleDryContainer() {
+	c := scenarios.NewDryContainer()
+	before := c.StartedAt()
+	_ = c.Restart(context.Background(), "liveness probe failed")
+	fmt.Println(c.ID(), !c.StartedAt().Before(before))
+	// Output: c2 true
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
@@ -75,6 +76,20 @@ type ProbeResult struct {
 	Err error
 	// Body holds the first bytes of the response body, for logs.
 	Body string
+}
+
+// String returns r as one line of a log: its start (to the millisecond),
+// outcome, status ("---" without a response), duration and error.
+func (r ProbeResult) String() string {
+	code := "---"
+	if r.Code != 0 {
+		code = strconv.Itoa(r.Code)
+	}
+	line := fmt.Sprintf("%s probe %-7s %s %v", r.Start.Format("15:04:05.000"), r.Outcome, code, r.Duration.Round(10*time.Microsecond))
+	if r.Err != nil {
+		line += ": " + r.Err.Error()
+	}
+	return line
 }
 
 // maxLoggedBody caps ProbeResult.Body.

@@ -37,16 +37,29 @@ const (
 	Startup
 )
 
+var probeTypeNames = [...]string{Liveness: "liveness", Readiness: "readiness", Startup: "startup"}
+
+// String returns "liveness", "readiness" or "startup".
 func (t ProbeType) String() string {
-	switch t {
-	case Liveness:
-		return "liveness"
-	case Readiness:
-		return "readiness"
-	case Startup:
-		return "startup"
+	if t >= 0 && int(t) < len(probeTypeNames) {
+		return probeTypeNames[t]
 	}
 	return fmt.Sprintf("ProbeType(%d)", int(t))
+}
+
+// MarshalText returns t.String(), so that a ProbeType reads and writes as
+// text in flags, JSON and YAML.
+func (t ProbeType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText parses "liveness", "readiness" or "startup".
+func (t *ProbeType) UnmarshalText(text []byte) error {
+	for v, name := range probeTypeNames {
+		if string(text) == name {
+			*t = ProbeType(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown probe type %q: want liveness, readiness or startup", text)
 }
 
 // initial returns the state the kubelet gives a new container before any

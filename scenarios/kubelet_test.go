@@ -595,3 +595,32 @@ func TestKubeletHTTP(t *testing.T) {
 		t.Errorf("probe %+v, want a 503 failure", p)
 	}
 }
+
+func TestProbeTypeText(t *testing.T) {
+	for _, typ := range []ProbeType{Liveness, Readiness, Startup} {
+		text, _ := typ.MarshalText()
+		var back ProbeType
+		if err := back.UnmarshalText(text); err != nil || back != typ {
+			t.Errorf("%v reads back as %v, %v", typ, back, err)
+		}
+	}
+	var typ ProbeType
+	if err := typ.UnmarshalText([]byte("Liveness")); err == nil || !strings.Contains(err.Error(), "want liveness, readiness or startup") {
+		t.Errorf("UnmarshalText(Liveness): %v", err)
+	}
+}
+
+func TestProbeResultString(t *testing.T) {
+	for _, tc := range []struct {
+		r    ProbeResult
+		want string
+	}{
+		{ProbeResult{Start: t0, Duration: 1234567 * time.Nanosecond, Outcome: Success, Code: 200}, "12:00:00.000 probe success 200 1.23ms"},
+		{ProbeResult{Start: t0.Add(5 * time.Millisecond), Duration: time.Second, Outcome: Failure, Err: errors.New("timeout")},
+			"12:00:00.005 probe failure --- 1s: timeout"},
+	} {
+		if got := tc.r.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -152,6 +153,20 @@ type ProberSpec struct {
 	SuccessThreshold int      `json:"success_threshold,omitempty"`
 	// StartPeriod is Docker's --start-period.
 	StartPeriod Duration `json:"start_period,omitempty"`
+}
+
+// ReadSpec reads the spec in file, YAML or JSON, as Parse does; an error
+// names the file.
+func ReadSpec(file string) (Spec, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Spec{}, err
+	}
+	spec, err := Parse(data)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return spec, nil
 }
 
 // Parse reads a spec from YAML or JSON. Unknown fields are errors, and so is

@@ -543,8 +543,8 @@ func TestLoadJob(t *testing.T) {
 				t.Fatalf("load args %q: %v", c.Args, err)
 			}
 			lf := parsed.(*loadFlags)
-			if _, ok := sinkPorts[lf.target]; !ok {
-				t.Errorf("load --target %s is no sink Service port (%v)", lf.target, sinkPorts)
+			if _, ok := sinkPorts[lf.spec.Target]; !ok {
+				t.Errorf("load --target %s is no sink Service port (%v)", lf.spec.Target, sinkPorts)
 			}
 			i := slices.Index(args, "--json")
 			if i < 0 || i+1 == len(args) {

@@ -11,8 +11,13 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/term"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
+	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 const loadUsage = `Usage: tunnelprobe load [flags]
@@ -37,60 +42,49 @@ Examples:
   tunnelprobe load --lab --link-rate 20mbit --sweep 10,100,1000 --duration 20s --plot sweep.png
 `
 
-const (
-	// maxSources bounds --source: each address already adds some 28,000
-	// ports, so a longer list is a typo.
-	maxSources = 1024
-)
-
-// loadFlags are the flags of the load command.
+// loadFlags are the flags of the load command. Most of them set spec, the
+// run as data: what this process builds its run from, and what --procs
+// children are sent.
 type loadFlags struct {
-	target      string
-	lab         bool
-	link        *linkFlags // --link-*: --rate is the load's own pacing
-	socks5      string
-	conns       int
-	connectRate float64
-	ramp        time.Duration
-	duration    time.Duration
-	rate        rateValue
-	direction   loadgen.Direction
-	reconnect   bool
-	procs       int
-	sources     sourceList
-	probe       probeValue
-	probeEvery  time.Duration
-	probeTO     time.Duration
-	tlsCA       caFile
-	tlsInsecure bool
-	sweep       []int
-	jsonOut     string
-	plotOut     string
+	spec      loadgen.ChildConfig // Conns: --conns; the path: see openPath
+	reconnect bool
+	lab       bool
+	link      *linkFlags // --link-*: --rate is the load's own pacing
+	procs     int
+	sweep     []int
+	jsonOut   string
+	plotOut   string
+	tlsCA     middleware.CAFile // into spec.ProbeCAPEM
 }
 
-// loadExclusive lists flags that set the same thing, for parseWithEnv: a
+// loadExclusive lists flags that set the same thing, for cliflag.Parse: a
 // value on the command line hides the environment's value of the others.
 var loadExclusive = [][]string{{"connect-rate", "ramp"}, {"conns", "sweep"}, {"socks5", "lab"}}
 
 func (f *loadFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.target, "target", "", "`host:port` to load, e.g. a tunnelprobe sink; required unless --lab (then an address inside the tunnel, the lab's sink by default)")
+	s := &f.spec
+	fs.StringVar(&s.Target, "target", "", "`host:port` to load, e.g. a tunnelprobe sink; required unless --lab (then an address inside the tunnel, the lab's sink by default)")
 	fs.BoolVar(&f.lab, "lab", false, "start the in-process tunnel lab (see the --link-* flags) and load through it")
 	f.link = registerLinkFlags(fs, "link-", "with --lab: ")
-	fs.Var(cliflag.Addr(&f.socks5, "", true), "socks5", "dial through the SOCKS5 proxy at `address`")
-	fs.Var(cliflag.Int(&f.conns, 100, 1), "conns", "`count` of connections to open and hold")
-	fs.Var(cliflag.Float(&f.connectRate), "connect-rate", "ramp: open `N` new connections per second, 0 for as fast as possible; excludes --ramp")
-	fs.Var(cliflag.Duration(&f.ramp, 0, true), "ramp", "ramp: open the connections evenly over this `duration`; excludes --connect-rate")
-	fs.Var(cliflag.Duration(&f.duration, 30*time.Second, false), "duration", "`duration` to hold the connections once opened")
-	fs.Var(&f.rate, "rate", "aggregate paced `rate` over all connections, \"100mbit\", \"5MB/s\", bits/s; \"greedy\" writes as fast as the path allows")
-	fs.TextVar(&f.direction, "direction", loadgen.Up, "`direction` of the traffic: up, down or both")
+	fs.Var(cliflag.Addr(&s.SOCKS5, "", true), "socks5", "dial through the SOCKS5 proxy at `address`")
+	fs.Var(cliflag.Int(&s.Conns, 100, 1), "conns", "`count` of connections to open and hold")
+	fs.Var(cliflag.Float(&s.ConnectRate), "connect-rate", "ramp: open `N` new connections per second, 0 for as fast as possible; excludes --ramp")
+	fs.Var(cliflag.Duration(&s.Ramp, 0, true), "ramp", "ramp: open the connections evenly over this `duration`; excludes --connect-rate")
+	fs.Var(cliflag.Duration(&s.Duration, 30*time.Second, false), "duration", "`duration` to hold the connections once opened")
+	fs.Var(cliflag.Func(&s.Rate, parseLoadRate, formatLoadRate), "rate",
+		"aggregate paced `rate` over all connections, \"100mbit\", \"5MB/s\", bits/s; \"greedy\" writes as fast as the path allows")
+	fs.TextVar(&s.Direction, "direction", loadgen.Up, "`direction` of the traffic: up, down or both")
 	fs.BoolVar(&f.reconnect, "reconnect", true, "redial broken connections with back-off (each counted as a disruption)")
 	fs.Var(cliflag.Int(&f.procs, 1, 1), "procs", "`count` of processes to split the connections over (each has its own open-file limit)")
-	fs.Var(&f.sources, "source", "source `addresses` to spread connections over, a range 127.0.0.2-127.0.0.9 or a comma list (direct path only)")
-	fs.Var(&f.probe, "probe", "health check `url` to run under load through the same path: tls://host:port or tcp://host:port")
-	fs.Var(cliflag.Duration(&f.probeEvery, time.Second, false), "probe-every", "`duration` between probes")
-	fs.Var(cliflag.Duration(&f.probeTO, 10*time.Second, false), "probe-timeout", "`duration` after which a probe counts as failed")
-	fs.Var(cliflag.Func(&f.tlsCA, loadCAFile, caFile.String), "tls-ca", "PEM `file` of the CA certificates that verify a tls probe, instead of the system's")
-	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate in a tls probe")
+	fs.Var(cliflag.Func(&s.Sources, loadgen.ParseSources, formatAddrs), "source",
+		"source `addresses` to spread connections over, a range 127.0.0.2-127.0.0.9 or a comma list (direct path only)")
+	fs.Var(cliflag.Func(&s.Probe, parseLoadProbe, func(s string) string { return s }), "probe",
+		"health check `url` to run under load through the same path: tls://host:port or tcp://host:port")
+	fs.Var(cliflag.Duration(&s.ProbeEvery, time.Second, false), "probe-every", "`duration` between probes")
+	fs.Var(cliflag.Duration(&s.ProbeTimeout, 10*time.Second, false), "probe-timeout", "`duration` after which a probe counts as failed")
+	fs.TextVar(&f.tlsCA, "tls-ca", middleware.CAFile{},
+		"PEM `file` of the CA certificates that verify a tls probe, instead of the system's")
+	fs.BoolVar(&s.ProbeInsecure, "tls-insecure", false, "accept any certificate in a tls probe")
 	fs.Var(cliflag.IntList(&f.sweep, 1), "sweep", "run one level per `list` entry of connection counts, e.g. 100,500,1000,5000; excludes --conns")
 	fs.Var(cliflag.OutputFile(&f.jsonOut), "json", "write every result to this JSON `file` (schema in docs/load.md)")
 	fs.Var(cliflag.OutputFile(&f.plotOut), "plot", "write a PNG `file`: a run over time, or a sweep's probe latency against connections")
@@ -99,26 +93,23 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 // check reports the first inconsistency between flags, naming them.
 // set holds the flags given on the command line or in the environment.
 func (f *loadFlags) check(set map[string]bool) error {
+	s := &f.spec
+	s.NoReconnect, s.ProbeCAPEM = !f.reconnect, f.tlsCA.PEM
 	switch {
 	case set["connect-rate"] && set["ramp"]:
 		return errors.New("--connect-rate and --ramp exclude each other")
 	case set["conns"] && set["sweep"]:
 		return errors.New("--conns and --sweep exclude each other")
-	case f.lab && f.socks5 != "":
+	case f.lab && s.SOCKS5 != "":
 		return errors.New("--lab and --socks5 exclude each other")
-	case !f.lab && f.target == "":
+	case !f.lab && s.Target == "":
 		return errors.New("flag --target is required (or --lab)")
-	case len(f.sources.addrs) > 0 && (f.lab || f.socks5 != ""):
+	case len(s.Sources) > 0 && (f.lab || s.SOCKS5 != ""):
 		return errors.New("flag --source applies to direct connections only, not with --lab or --socks5")
 	}
-	if f.target != "" {
-		if host, port, err := net.SplitHostPort(f.target); err != nil || host == "" || port == "" {
-			return fmt.Errorf("invalid value %q for flag --target: not a host:port", f.target)
-		}
-	}
-	if f.socks5 != "" {
-		if _, _, err := net.SplitHostPort(f.socks5); err != nil {
-			return fmt.Errorf("invalid value %q for flag --socks5: not a host:port", f.socks5)
+	if s.Target != "" {
+		if host, port, err := net.SplitHostPort(s.Target); err != nil || host == "" || port == "" {
+			return fmt.Errorf("invalid value %q for flag --target: not a host:port", s.Target)
 		}
 	}
 	return nil
@@ -129,7 +120,7 @@ func (f *loadFlags) levels() []int {
 	if len(f.sweep) > 0 {
 		return f.sweep
 	}
-	return []int{f.conns}
+	return []int{f.spec.Conns}
 }
 
 // runLoad is the load command.
@@ -158,38 +149,33 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 
 	terminal := isTerminal(stderr)
-	stderr = &lockedWriter{w: stderr} // children's stderr and the progress line share it
+	stderr = &syncbuf.Writer{W: stderr} // children's stderr and the progress line share it
 	stopMetrics, err := metrics.start(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
+		return cliflag.ExitCode(stderr, name, err)
 	}
 	defer stopMetrics()
-	path, err := openPath(ctx, &f, f.link.set)
+	dialer, closePath, err := f.openPath(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
+		return cliflag.ExitCode(stderr, name, err)
 	}
-	defer path.close()
-	if err := f.buildConfig(path, f.conns).Validate(); err != nil {
+	defer closePath()
+	if _, err := f.spec.BuildOver(dialer); err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
 	f.warnOverDescriptors(stderr)
 
-	results, code := runLevels(ctx, &f, path, metrics, terminal, stdout, stderr)
+	results, err := f.runLevels(ctx, dialer, metrics, terminal, stdout, stderr)
 	if len(f.levels()) > 1 && len(results) > 0 {
-		if err := loadgen.WriteSweepTable(stdout, results); err != nil {
-			code = 1
-		}
+		err = errors.Join(err, loadgen.WriteSweepTable(stdout, results))
 	}
-	if err := writeLoadOutputs(&f, results); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		code = 1
+	if len(results) > 0 {
+		err = errors.Join(err, loadgen.NewReport(results, len(f.sweep) > 0).WriteFiles(f.jsonOut, f.plotOut))
 	}
-	if code == 0 && ctx.Err() == nil {
-		code = cliflag.ExitCode(stderr, name, noneOpened(results))
+	if err == nil && ctx.Err() == nil {
+		err = noneOpened(results)
 	}
-	return code
+	return cliflag.ExitCode(stderr, name, err)
 }
 
 // noneOpened names the first level of results where no connection opened.
@@ -203,11 +189,10 @@ func noneOpened(results []loadgen.Result) error {
 }
 
 // runLevels runs each level of connections in turn (one, without
-// --sweep), in this process or over --procs children, printing a progress
-// line and a summary of each. It stops after a level that failed or was
-// interrupted, and returns what was measured and the exit code so far.
-func runLevels(ctx context.Context, f *loadFlags, path *loadPath, metrics *loadMetrics, terminal bool, stdout, stderr io.Writer) ([]loadgen.Result, int) {
-	const name = "tunnelprobe load"
+// --sweep), printing a progress line and a summary of each. It stops after
+// a level that failed or was interrupted, and returns what was measured
+// and why it stopped early, if it did.
+func (f *loadFlags) runLevels(ctx context.Context, dialer middleware.Dialer, metrics *loadMetrics, terminal bool, stdout, stderr io.Writer) ([]loadgen.Result, error) {
 	levels := f.levels()
 	var results []loadgen.Result
 	for i, conns := range levels {
@@ -215,67 +200,50 @@ func runLevels(ctx context.Context, f *loadFlags, path *loadPath, metrics *loadM
 		if len(levels) > 1 {
 			prefix = fmt.Sprintf("level %d/%d: ", i+1, len(levels))
 		}
-		prog := newProgress(stderr, terminal, prefix, conns, f.expected(conns))
-		onSecond := metrics.observe(conns, prog.second)
-		var res loadgen.Result
-		var err error
-		if f.procs > 1 && conns > 1 {
-			res, err = runProcs(ctx, f, path, conns, onSecond, stderr)
-		} else {
-			cfg := f.buildConfig(path, conns)
-			cfg.OnSecond = onSecond
-			res, err = loadgen.Run(ctx, cfg)
+		spec := f.spec
+		spec.Conns = conns
+		prog := loadgen.NewProgress(stderr, terminal, prefix, conns, expected(spec))
+		res, err := f.runLevel(ctx, spec, dialer, metrics.observe(conns, prog.Second), stderr)
+		prog.Done()
+		if err != nil && res.Histograms.Connect == nil {
+			return results, err // nothing was measured
 		}
-		prog.done()
-		code := 0
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			code = 1
-			if res.Histograms.Connect == nil {
-				return results, code // nothing was measured
-			}
-		}
-		res.Path = path.name
 		results = append(results, res)
-		if len(levels) > 1 {
-			fmt.Fprintf(stdout, "%s%d connections\n", prefix, conns)
-		}
-		if err := loadgen.WriteSummary(stdout, res); err != nil {
-			code = 1
-		}
-		if len(levels) > 1 {
-			fmt.Fprintln(stdout)
-		}
-		if ctx.Err() != nil || code != 0 {
-			return results, code
+		err = errors.Join(err, loadgen.WriteLevel(stdout, i, len(levels), res))
+		if err != nil || ctx.Err() != nil {
+			return results, err
 		}
 	}
-	return results, 0
+	return results, nil
 }
 
-// writeLoadOutputs writes --json and --plot for results: a run's, or a
-// sweep's when --sweep was given.
-func writeLoadOutputs(f *loadFlags, results []loadgen.Result) error {
-	if len(results) == 0 {
-		return nil
-	}
-	sweep := len(f.sweep) > 0
-	var errs []error
-	if f.jsonOut != "" {
-		rep := loadgen.Report{Result: &results[0]}
-		if sweep {
-			rep = loadgen.Report{Levels: results}
+// runLevel runs spec in this process, dialing through dialer (nil: the
+// host network or spec's SOCKS5 proxy), or over --procs children of this
+// program (loadgen.Fleet), each sent its share of spec as data.
+func (f *loadFlags) runLevel(ctx context.Context, spec loadgen.ChildConfig, dialer middleware.Dialer, onSecond func(loadgen.Second), stderr io.Writer) (loadgen.Result, error) {
+	if f.procs > 1 && spec.Conns > 1 {
+		command, err := childproc.Self(stderr, "load", childMode)
+		if err != nil {
+			return loadgen.Result{}, err
 		}
-		errs = append(errs, loadgen.WriteJSON(f.jsonOut, rep))
+		return loadgen.Fleet{Command: command, OnSecond: onSecond}.Run(ctx, spec, f.procs)
 	}
-	if f.plotOut != "" {
-		if sweep {
-			errs = append(errs, loadgen.PlotSweep(f.plotOut, results))
-		} else {
-			errs = append(errs, loadgen.PlotRun(f.plotOut, results[0]))
-		}
+	cfg, err := spec.BuildOver(dialer)
+	if err != nil {
+		return loadgen.Result{}, err
 	}
-	return errors.Join(errs...)
+	cfg.OnSecond = onSecond
+	return loadgen.Run(ctx, cfg)
+}
+
+// expected returns how long a run of spec should take: the ramp, then the
+// hold.
+func expected(spec loadgen.ChildConfig) time.Duration {
+	ramp := spec.Ramp
+	if r := spec.ConnectRate; r > 0 {
+		ramp = time.Duration(float64(spec.Conns) / r * float64(time.Second))
+	}
+	return ramp + spec.Duration
 }
 
 // warnOverDescriptors warns when a process would be asked for more
@@ -295,33 +263,9 @@ func (f *loadFlags) warnOverDescriptors(stderr io.Writer) {
 	}
 }
 
-// expected returns how long a level of conns connections should take:
-// the ramp, then the hold.
-func (f *loadFlags) expected(conns int) time.Duration {
-	ramp := f.ramp
-	if r := f.connectRate; r > 0 {
-		ramp = time.Duration(float64(conns) / r * float64(time.Second))
-	}
-	return ramp + f.duration
-}
-
-// buildConfig returns the configuration of a run of conns connections on
-// path.
-func (f *loadFlags) buildConfig(p *loadPath, conns int) loadgen.Config {
-	return loadgen.Config{
-		Target:       p.target,
-		Dialer:       p.dialer,
-		Sources:      f.sources.addrs,
-		Conns:        conns,
-		ConnectRate:  f.connectRate,
-		Ramp:         f.ramp,
-		Duration:     f.duration,
-		Rate:         f.rate.bits,
-		Direction:    f.direction,
-		NoReconnect:  !f.reconnect,
-		Probe:        p.probe,
-		ProbeEvery:   f.probeEvery,
-		ProbeTimeout: f.probeTO,
-		PathName:     p.name,
-	}
+// isTerminal says whether w is a terminal, where a progress bar can redraw
+// itself.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

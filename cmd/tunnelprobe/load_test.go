@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/testpng"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
@@ -360,69 +360,17 @@ func TestLoadNothingListens(t *testing.T) {
 	}
 }
 
-func TestParseSources(t *testing.T) {
-	t.Parallel()
-	a := netip.MustParseAddr
-	for _, tc := range []struct {
-		in   string
-		want []netip.Addr
-	}{
-		{"127.0.0.2", []netip.Addr{a("127.0.0.2")}},
-		{"127.0.0.2-127.0.0.4", []netip.Addr{a("127.0.0.2"), a("127.0.0.3"), a("127.0.0.4")}},
-		{"127.0.0.9 - 127.0.0.9", []netip.Addr{a("127.0.0.9")}},
-		{"127.0.0.2,127.0.0.5-127.0.0.6", []netip.Addr{a("127.0.0.2"), a("127.0.0.5"), a("127.0.0.6")}},
-		{"127.0.0.255-127.0.1.0", []netip.Addr{a("127.0.0.255"), a("127.0.1.0")}},
-		{"::1", []netip.Addr{a("::1")}},
-		{"::ffff:127.0.0.2", []netip.Addr{a("127.0.0.2")}},
-	} {
-		got, err := parseSources(tc.in)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("parseSources(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	for _, in := range []string{"", "x", "127.0.0.9-127.0.0.2", "127.0.0.1-::1", "127.0.0.1,::1", "127.0.0.2,127.0.0.2",
-		"127.0.0.1-", "-127.0.0.1", "10.0.0.0-10.255.255.255", "fe80::1%eth0", "127.0.0.1,,127.0.0.2"} {
-		if got, err := parseSources(in); err == nil {
-			t.Errorf("parseSources(%q) = %v, want an error", in, got)
-		}
-	}
-}
-
-func FuzzParseSources(f *testing.F) {
-	for _, s := range []string{"127.0.0.2-127.0.0.9", "127.0.0.2,127.0.0.3", "::1-::3", "1.2.3.4-1.2.3.3", "x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		addrs, err := parseSources(s)
-		if err != nil {
-			return
-		}
-		if len(addrs) == 0 || len(addrs) > maxSources {
-			t.Fatalf("%q: %d addresses", s, len(addrs))
-		}
-		seen := map[netip.Addr]bool{}
-		for _, a := range addrs {
-			if !a.IsValid() || seen[a] || a.Is4() != addrs[0].Is4() || a.Is4In6() {
-				t.Fatalf("%q: bad list %v", s, addrs)
-			}
-			seen[a] = true
-		}
-	})
-}
-
-func TestProbeValue(t *testing.T) {
+func TestParseLoadProbe(t *testing.T) {
 	t.Parallel()
 	// The syntax is middleware.ParseTarget's; load takes tls and tcp.
 	for _, in := range []string{"tls://example.test:8443", "tls://example.test", "tcp://127.0.0.1:9", "tcp://[::1]:9/"} {
-		var v probeValue
-		if err := v.Set(in); err != nil || v.checker(nil, nil, false) == nil {
-			t.Errorf("Set(%q): %v", in, err)
+		if _, err := parseLoadProbe(in); err != nil {
+			t.Errorf("parseLoadProbe(%q): %v", in, err)
 		}
 	}
 	for _, in := range []string{"ftp://x", "tcp://x", "tls://", "tls://x/path", "tls://x?q=1", "x:443", "tls://u@x:1", "https://x/", "dns://x"} {
-		var v probeValue
-		if err := v.Set(in); err == nil {
-			t.Errorf("Set(%q) = nil, want an error", in)
+		if _, err := parseLoadProbe(in); err == nil {
+			t.Errorf("parseLoadProbe(%q) = nil, want an error", in)
 		}
 	}
 }
@@ -440,11 +388,15 @@ func TestChildConfig(t *testing.T) {
 		"--duration", "3s", "--probe-every", "250ms"}); err != nil {
 		t.Fatal(err)
 	}
-	p := &loadPath{target: f.target, childProbe: f.probe.text}
+	if err := f.check(cliflag.Given(fs)); err != nil {
+		t.Fatal(err)
+	}
+	spec := f.spec
 	const conns, n = 1001, 3
+	spec.Conns = conns
 	var total int
 	var rate, connectRate float64
-	for i, cc := range childConfig(&f, p, conns).Split(n) {
+	for i, cc := range spec.Split(n) {
 		// What a child reads from its stdin.
 		b, err := json.Marshal(cc)
 		if err != nil {
@@ -461,8 +413,8 @@ func TestChildConfig(t *testing.T) {
 		total += c.Conns
 		rate += c.Rate
 		connectRate += c.ConnectRate
-		if c.Direction != f.direction || !c.NoReconnect || c.Duration != 3*time.Second || c.ProbeEvery != 250*time.Millisecond ||
-			!slices.Equal(c.Sources, f.sources.addrs) || c.Target != f.target {
+		if c.Direction != f.spec.Direction || !c.NoReconnect || c.Duration != 3*time.Second || c.ProbeEvery != 250*time.Millisecond ||
+			!slices.Equal(c.Sources, f.spec.Sources) || c.Target != f.spec.Target {
 			t.Errorf("child %d does not have the parent's settings: %s", i, b)
 		}
 		if (i == 0) != (c.Probe != nil) {
@@ -484,15 +436,15 @@ func TestLoadWarnsOfMoreConnectionsThanDescriptors(t *testing.T) {
 		f    loadFlags
 		warn bool
 	}{
-		{loadFlags{conns: 2 * limit, procs: 1}, true},
-		{loadFlags{conns: 2 * limit, procs: 4}, false},
-		{loadFlags{conns: limit / 2, procs: 1}, false},
-		{loadFlags{conns: 2 * limit, procs: 1, lab: true}, false}, // the netstack takes no descriptors
+		{loadFlags{spec: loadgen.ChildConfig{Conns: 2 * limit}, procs: 1}, true},
+		{loadFlags{spec: loadgen.ChildConfig{Conns: 2 * limit}, procs: 4}, false},
+		{loadFlags{spec: loadgen.ChildConfig{Conns: limit / 2}, procs: 1}, false},
+		{loadFlags{spec: loadgen.ChildConfig{Conns: 2 * limit}, procs: 1, lab: true}, false}, // the netstack takes no descriptors
 	} {
 		var stderr bytes.Buffer
 		tc.f.warnOverDescriptors(&stderr)
 		if got := strings.Contains(stderr.String(), "warning:"); got != tc.warn {
-			t.Errorf("%d conns over %d procs (lab %v): %q, want a warning: %v", tc.f.conns, tc.f.procs, tc.f.lab, stderr.String(), tc.warn)
+			t.Errorf("%d conns over %d procs (lab %v): %q, want a warning: %v", tc.f.spec.Conns, tc.f.procs, tc.f.lab, stderr.String(), tc.warn)
 		}
 	}
 }

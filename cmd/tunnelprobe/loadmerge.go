@@ -57,49 +57,9 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 	}
 
 	fmt.Fprintf(stdout, "merged %d results\n", len(files))
-	code = printMerged(stdout, merged)
-	if err := writeMerged(f, merged); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		code = 1
-	}
-	return code
-}
-
-// printMerged prints the summary of a merged report, a run or a sweep, and
-// returns the exit code.
-func printMerged(stdout io.Writer, merged loadgen.Report) int {
-	code := 0
-	if merged.Result != nil {
-		if err := loadgen.WriteSummary(stdout, *merged.Result); err != nil {
-			code = 1
-		}
-	} else {
-		for i, l := range merged.Levels {
-			fmt.Fprintf(stdout, "\nlevel %d/%d: %d connections\n", i+1, len(merged.Levels), l.ConnsRequested)
-			if err := loadgen.WriteSummary(stdout, l); err != nil {
-				code = 1
-			}
-		}
+	if merged.Result == nil {
 		fmt.Fprintln(stdout)
-		if err := loadgen.WriteSweepTable(stdout, merged.Levels); err != nil {
-			code = 1
-		}
 	}
-	return code
-}
-
-// writeMerged writes --json and --plot of a merged report.
-func writeMerged(f loadMergeFlags, merged loadgen.Report) error {
-	var errs []error
-	if f.jsonOut != "" {
-		errs = append(errs, loadgen.WriteJSON(f.jsonOut, merged))
-	}
-	if f.plotOut != "" {
-		if merged.Result != nil {
-			errs = append(errs, loadgen.PlotRun(f.plotOut, *merged.Result))
-		} else {
-			errs = append(errs, loadgen.PlotSweep(f.plotOut, merged.Levels))
-		}
-	}
-	return errors.Join(errs...)
+	err = errors.Join(merged.WriteSummaries(stdout), merged.WriteFiles(f.jsonOut, f.plotOut))
+	return cliflag.ExitCode(stderr, name, err)
 }

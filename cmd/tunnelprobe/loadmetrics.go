@@ -8,14 +8,11 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	loadprom "github.com/tunnelprobe/tunnelprobe/loadgen/prom"
+	"github.com/tunnelprobe/tunnelprobe/middleware/prom"
 )
 
 // loadMetrics is load's --metrics ADDR: the live counters of the run as
@@ -26,7 +23,6 @@ type loadMetrics struct {
 	addr   string
 	served net.Addr // where start listens
 
-	reg     *prometheus.Registry
 	metrics *loadprom.Metrics
 }
 
@@ -43,11 +39,7 @@ func (m *loadMetrics) observe(conns int, next func(loadgen.Second)) func(loadgen
 	if m == nil || m.metrics == nil {
 		return next
 	}
-	m.metrics.SetTarget(conns)
-	return func(s loadgen.Second) {
-		m.metrics.Observe(s)
-		next(s)
-	}
+	return m.metrics.Level(conns, next)
 }
 
 // start serves the metrics on --metrics' address, if any, and prints where
@@ -62,14 +54,13 @@ func (m *loadMetrics) start(stderr io.Writer) (stop func(), err error) {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
 	m.served = ln.Addr()
-	m.reg = prometheus.NewRegistry()
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if m.metrics, err = loadprom.NewMetrics(m.reg); err != nil {
+	reg := prom.NewRegistry()
+	if m.metrics, err = loadprom.NewMetrics(reg); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{MaxRequestsInFlight: 2}))
+	mux.Handle("/metrics", prom.Handler(reg))
 	fmt.Fprintf(stderr, "tunnelprobe load: metrics on http://%s/metrics\n", ln.Addr())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
@@ -33,7 +32,7 @@ const probeTimeFormat = "15:04:05.000"
 
 type probeFlags struct {
 	url              string
-	typ              string
+	typ              scenarios.ProbeType
 	period           time.Duration
 	timeout          time.Duration
 	failureThreshold int
@@ -60,7 +59,7 @@ var (
 
 func (f *probeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "http or https `URL` to probe (required)")
-	fs.Var(cliflag.Choice(&f.typ, "liveness", "liveness", "readiness", "startup"), "type", "probe `type`: liveness, readiness or startup")
+	fs.TextVar(&f.typ, "type", scenarios.Liveness, "probe `type`: liveness, readiness or startup")
 	fs.Var(cliflag.Duration(&f.period, scenarios.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
 	fs.Var(cliflag.Duration(&f.timeout, scenarios.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
 	fs.Var(cliflag.Int(&f.failureThreshold, scenarios.DefaultKubeletFailureThreshold, 1), "failure-threshold",
@@ -103,7 +102,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		defer cancel()
 	}
 	p := &probePrinter{w: stdout, count: f.count, stop: cancel}
-	c := &hypotheticalContainer{n: 1, started: time.Now()}
+	c := scenarios.NewDryContainer()
 
 	if f.docker {
 		timeout := 30 * time.Second
@@ -125,11 +124,8 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return p.verdict(d.WasUnhealthy(), "the target became unhealthy")
 	}
 
-	typ := map[string]scenarios.ProbeType{
-		"liveness": scenarios.Liveness, "readiness": scenarios.Readiness, "startup": scenarios.Startup,
-	}[f.typ]
 	k, err := scenarios.NewKubelet(scenarios.KubeletConfig{
-		URL: f.url, Type: typ, Period: f.period, Timeout: f.timeout, InitialDelay: f.initialDelay,
+		URL: f.url, Type: f.typ, Period: f.period, Timeout: f.timeout, InitialDelay: f.initialDelay,
 		SuccessThreshold: f.successThreshold, FailureThreshold: f.failureThreshold,
 		OnProbe: p.probe, OnDecision: p.decision,
 	}, c)
@@ -140,7 +136,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	if typ == scenarios.Readiness {
+	if f.typ == scenarios.Readiness {
 		return p.verdict(k.State() != scenarios.Success, "not ready at the end")
 	}
 	return p.verdict(k.Restarted(), "it would have restarted the container")
@@ -154,7 +150,7 @@ func (f *probeFlags) check(fs *flag.FlagSet) error {
 		return errors.New("flag --url is required")
 	case set["count"] && set["duration"]:
 		return errors.New("--count and --duration exclude each other: give one")
-	case f.typ != "readiness" && f.successThreshold != 1:
+	case f.typ != scenarios.Readiness && f.successThreshold != 1:
 		return fmt.Errorf("invalid value %d for flag --success-threshold: must be 1 for %s probes", f.successThreshold, f.typ)
 	}
 	if u, err := url.Parse(f.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -182,22 +178,11 @@ type probePrinter struct {
 	count int // 0: no limit
 	stop  context.CancelFunc
 
-	n            int
-	wouldRestart bool
+	n int
 }
 
 func (p *probePrinter) probe(r scenarios.ProbeResult) {
-	line := fmt.Sprintf("%s probe %-7s", r.Start.Format(probeTimeFormat), r.Outcome)
-	if r.Code != 0 {
-		line += fmt.Sprintf(" %d", r.Code)
-	} else {
-		line += " ---"
-	}
-	line += fmt.Sprintf(" %v", r.Duration.Round(10*time.Microsecond))
-	if r.Err != nil {
-		line += ": " + r.Err.Error()
-	}
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(p.w, r)
 	p.n++
 	if p.count > 0 && p.n >= p.count {
 		p.stop() // the worker still acts on this probe before it stops
@@ -208,7 +193,6 @@ func (p *probePrinter) decision(d scenarios.Decision) {
 	at := d.Time.Format(probeTimeFormat)
 	switch d.Kind {
 	case scenarios.DecisionRestart:
-		p.wouldRestart = true
 		fmt.Fprintf(p.w, "%s would restart at %s: %s\n", at, d.Time.Format("15:04:05"), d.Reason)
 	default:
 		fmt.Fprintf(p.w, "%s %s (container %s): %s\n", at, d.Kind, d.ContainerID, d.Reason)
@@ -223,32 +207,4 @@ func (p *probePrinter) verdict(bad bool, why string) int {
 	}
 	fmt.Fprintf(p.w, "verdict: no restart after %d probe(s)\n", p.n)
 	return 0
-}
-
-// hypotheticalContainer stands for the probed container: a restart only
-// gives it a new ID and start time, at once.
-type hypotheticalContainer struct {
-	mu      sync.Mutex
-	n       int
-	started time.Time
-}
-
-func (c *hypotheticalContainer) ID() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return fmt.Sprintf("c%d", c.n)
-}
-
-func (c *hypotheticalContainer) StartedAt() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.started
-}
-
-func (c *hypotheticalContainer) Restart(context.Context, string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	c.started = time.Now()
-	return nil
 }

@@ -38,12 +38,9 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	case *specPath != "" && *quick:
 		return cliflag.UsageError(stderr, name, fmt.Errorf("--spec and --quick exclude each other: give one"))
 	case *specPath != "":
-		data, err := os.ReadFile(*specPath)
-		if err != nil {
+		var err error
+		if spec, err = scenarios.ReadSpec(*specPath); err != nil {
 			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value for flag --spec: %w", err))
-		}
-		if spec, err = scenarios.Parse(data); err != nil {
-			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value for flag --spec: %s: %w", *specPath, err))
 		}
 	case *quick:
 		spec = scenarios.QuickSuite()

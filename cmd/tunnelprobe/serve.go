@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,7 +35,7 @@ type serveFlags struct {
 	// The check: see registerCheck.
 	targets     cliflag.StringList
 	check       string
-	tlsCA       caFile
+	tlsCA       middleware.CAFile
 	tlsInsecure bool
 	dnsServer   string
 
@@ -73,7 +72,7 @@ func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
 	fs.Var(cliflag.Choice(&f.check, "tls", "tcp", "tls", "http", "dns"), "check",
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup)")
-	fs.Var(cliflag.Func(&f.tlsCA, loadCAFile, caFile.String), "tls-ca", "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
+	fs.TextVar(&f.tlsCA, "tls-ca", middleware.CAFile{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
 }
@@ -128,7 +127,7 @@ func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config,
 // (nil: the host network). An error is a usage error.
 func buildChecker(f *serveFlags, dialer middleware.Dialer) (middleware.Checker, error) {
 	c, err := middleware.ParseTargets(f.targets.Values, f.check, middleware.TargetOptions{
-		Dialer: dialer, RootCAs: f.tlsCA.pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
+		Dialer: dialer, RootCAs: f.tlsCA.Pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invalid value for flag --target: %w", err)
@@ -170,18 +169,4 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
 	cfg.Logger.Info("serving health endpoints", "addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.check)
 	return cliflag.ExitCode(stderr, name, srv.Serve(ctx, ln))
-}
-
-// caFile is --tls-ca: the file is loaded when the flag is set, so a bad
-// file is reported as a bad flag value.
-type caFile struct {
-	file string
-	pool *x509.CertPool
-}
-
-func (c caFile) String() string { return c.file }
-
-func loadCAFile(file string) (caFile, error) {
-	pool, err := middleware.LoadCertPool(file)
-	return caFile{file, pool}, err
 }

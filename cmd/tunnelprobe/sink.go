@@ -7,12 +7,10 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
@@ -30,28 +28,9 @@ of open files, and sums their counters.
 // childMode is the first argument of a command run as a child of a
 // --procs parent. Children take no flags and nothing from the environment:
 // their parent writes their settings as data (a JSON line) on their stdin,
-// and they answer in JSON lines on stdout (sinkChildMsg for a sink,
+// and they answer in JSON lines on stdout (sink.ChildMessage for a sink,
 // loadgen.ChildMessage for a load).
 const childMode = "__child"
-
-const (
-	// childStartTimeout bounds how long a parent waits for its children
-	// to report that they are ready.
-	childStartTimeout = 30 * time.Second
-)
-
-// lockedWriter serialises writes from several goroutines (children's stderr
-// copiers, the progress line) to one writer.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
 
 // sinkFlags are the flags of the sink command.
 type sinkFlags struct {
@@ -85,10 +64,10 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, sinkUsage, stdout, stderr); !ok {
 		return code
 	}
-	group := &sink.Group{Listen: f.listen, Echo: f.echo, Procs: f.procs, StartTimeout: childStartTimeout}
+	group := &sink.Group{Listen: f.listen, Echo: f.echo, Procs: f.procs}
 	if f.procs > 1 {
 		var err error
-		if group.Command, err = childCommand("sink", stderr); err != nil {
+		if group.Command, err = childproc.Self(stderr, "sink", childMode); err != nil {
 			return cliflag.ExitCode(stderr, name, err)
 		}
 	}
@@ -121,18 +100,4 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 	fmt.Fprintf(stdout, "%s: %d connections, %d bytes in, %d bytes out, %d open at exit, %d processes\n",
 		name, t.Conns, t.BytesIn, t.BytesOut, t.Open, t.Processes)
 	return cliflag.ExitCode(stderr, name, err)
-}
-
-// childCommand returns the commands of the children of command (load or
-// sink) for --procs: this program in childMode, its stderr going to stderr.
-func childCommand(command string, stderr io.Writer) (func(context.Context) *exec.Cmd, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("cannot start a child process: %w", err)
-	}
-	return func(ctx context.Context) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, exe, command, childMode)
-		cmd.Stderr = stderr
-		return cmd
-	}, nil
 }

@@ -4,6 +4,7 @@ package syncbuf
 
 import (
 	"bytes"
+	"io"
 	"sync"
 )
 
@@ -33,4 +34,18 @@ func (b *Buffer) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.b.Reset()
+}
+
+// Writer serialises writes from several goroutines (children's stderr
+// copiers, a progress line) to W.
+type Writer struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+// Write writes p to W, one call at a time.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.W.Write(p)
 }

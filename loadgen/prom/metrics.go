@@ -76,6 +76,19 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // SetTarget sets the connections the run (or a sweep's level) holds.
 func (m *Metrics) SetTarget(conns int) { m.target.Set(float64(conns)) }
 
+// Level sets the target to conns, a run's (or a sweep level's)
+// connections, and returns the OnSecond of that run: each second goes to
+// Observe, then to next when it is not nil.
+func (m *Metrics) Level(conns int, next func(loadgen.Second)) func(loadgen.Second) {
+	m.SetTarget(conns)
+	return func(s loadgen.Second) {
+		m.Observe(s)
+		if next != nil {
+			next(s)
+		}
+	}
+}
+
 // Observe folds one second of the series into the metrics; it has the
 // shape of loadgen.Config.OnSecond.
 func (m *Metrics) Observe(s loadgen.Second) {

@@ -1,21 +1,18 @@
-package main
+package loadgen
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
-	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
-// progress shows a run's progress on stderr: a progress bar on a terminal,
-// otherwise one plain line per second.
-type progress struct {
+// Progress shows a run's progress as it goes: a progress bar on a
+// terminal, otherwise one plain line per second. Its Second method is a
+// Config.OnSecond (or Fleet.OnSecond); call Done when the run is over.
+type Progress struct {
 	mu     sync.Mutex
 	w      io.Writer
 	bar    *progressbar.ProgressBar
@@ -24,8 +21,11 @@ type progress struct {
 	first  int64 // the T of the first second shown
 }
 
-func newProgress(w io.Writer, terminal bool, prefix string, conns int, expected time.Duration) *progress {
-	p := &progress{w: w, prefix: prefix, conns: conns}
+// NewProgress returns the progress display on w of a run of conns
+// connections expected to take expected, each line starting with prefix;
+// a bar when w is a terminal.
+func NewProgress(w io.Writer, terminal bool, prefix string, conns int, expected time.Duration) *Progress {
+	p := &Progress{w: w, prefix: prefix, conns: conns}
 	if terminal {
 		p.bar = progressbar.NewOptions64(int64(max(expected.Seconds(), 1)),
 			progressbar.OptionSetWriter(w),
@@ -38,14 +38,8 @@ func newProgress(w io.Writer, terminal bool, prefix string, conns int, expected 
 	return p
 }
 
-// isTerminal says whether w is a terminal, where a progress bar can
-// redraw itself.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func (p *progress) second(s loadgen.Second) {
+// Second shows s, one second of the run.
+func (p *Progress) Second(s Second) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// s covers [T, T+1) and the first second reported is the run's first
@@ -68,7 +62,8 @@ func (p *progress) second(s loadgen.Second) {
 	fmt.Fprintln(p.w, line)
 }
 
-func (p *progress) done() {
+// Done ends the display: the bar's line is left as it is.
+func (p *Progress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
