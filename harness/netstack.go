@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.zx2c4.com/wireguard/tun"
@@ -22,6 +23,8 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 // This file is wireguard-go's tun/netstack reduced to what the lab needs,
@@ -56,6 +59,18 @@ type netTUN struct {
 	cancel    context.CancelFunc
 	closeOnce sync.Once
 	hosts     map[string]netip.Addr
+	// The interface's counters, as a kernel counts a tun device's: the
+	// packets the stack sent into the tunnel (tx) and those the tunnel
+	// delivered to it (rx).
+	rxBytes, txBytes, rxPackets, txPackets atomic.Uint64
+}
+
+// counters returns the interface's counters.
+func (t *netTUN) counters() middleware.Counters {
+	return middleware.Counters{
+		RxBytes: t.rxBytes.Load(), TxBytes: t.txBytes.Load(),
+		RxPackets: t.rxPackets.Load(), TxPackets: t.txPackets.Load(),
+	}
 }
 
 // newNetTUN creates the stack with one address. hosts maps names to
@@ -143,6 +158,8 @@ func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 		pkt.DecRef()
 		sizes[n] = copy(bufs[n][offset:], view.AsSlice())
 		view.Release()
+		t.txPackets.Add(1)
+		t.txBytes.Add(uint64(sizes[n]))
 		n++
 		if n == len(bufs) {
 			return n, nil
@@ -171,6 +188,8 @@ func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
 			return 0, syscall.EAFNOSUPPORT
 		}
 		pkb.DecRef()
+		t.rxPackets.Add(1)
+		t.rxBytes.Add(uint64(len(p)))
 	}
 	return len(bufs), nil
 }

@@ -14,6 +14,7 @@ import (
 	"golang.zx2c4.com/wireguard/device"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 // In-tunnel addresses and ports. They exist only inside the two netstacks:
@@ -386,6 +387,21 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 	// A restart during the dial closes p's stack, which fails the dial as
 	// a real interface going away would.
 	return p.tun.DialContext(ctx, network, address)
+}
+
+// ReadCounters returns the counters of the client's tunnel interface, as a
+// kernel counts a wg0 or tun0: the packets and bytes that went into the
+// tunnel (tx) and came out of it (rx); WireGuard's handshakes and
+// keepalives are not among them. A Client is a middleware.CounterSource,
+// for traffic evidence. Each device counts from zero, as an interface made
+// anew by a VPN restart does, and a client that is down has no counters.
+func (c *Client) ReadCounters() (middleware.Counters, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.peer == nil {
+		return middleware.Counters{}, ErrClientDown
+	}
+	return c.peer.tun.counters(), nil
 }
 
 // Restart takes the client device down and brings a new one up with the

@@ -154,6 +154,11 @@ type Config struct {
 	// a flood of probes cannot hammer the target.
 	MinCheckInterval time.Duration
 
+	// Evidence, when set, lets the tunnel's own traffic decide checks
+	// before the checker runs (see [Evidence]). Its counters are sampled
+	// while Run runs, in every mode.
+	Evidence *Evidence
+
 	// HideErrors keeps error text out of HTTP responses; observers still
 	// get it.
 	HideErrors bool
@@ -221,6 +226,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HealBackoff.Initial < 0 || c.HealBackoff.Step < 0 {
 		errs = append(errs, fmt.Errorf("HealBackoff: %+v has a negative field", c.HealBackoff))
+	}
+	if c.Evidence != nil {
+		e, err := c.Evidence.withDefaults()
+		errs = append(errs, err)
+		c.Evidence = &e
 	}
 	if c.Observer == nil {
 		c.Observer = ObserverFuncs{}

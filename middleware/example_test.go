@@ -129,6 +129,6 @@ func ExampleNewSlogObserver() {
 		middleware.Config{Mode: middleware.ModeProbe, Observer: middleware.NewSlogObserver(logger)})
 	m.Probe(context.Background())
 	// Output:
-	// level=WARN msg="check failed" source=probe err=refused
+	// level=WARN msg="check failed" source=probe decided_by=active err=refused
 	// level=WARN msg="health state changed" from=unknown to=unhealthy mode=probe consecutive_failures=1 err=refused
 }

@@ -9,3 +9,7 @@ func SetSleepHook(m *Monitor, f func(until time.Time)) { m.sleeping = f }
 
 // SetJoinHook makes Probe call f each time a caller has joined a check.
 func SetJoinHook(m *Monitor, f func()) { m.flights.joined = f }
+
+// SampleEvidence takes one sample of the monitor's traffic counters now, as
+// Run does every Evidence.Interval.
+func SampleEvidence(m *Monitor) { m.evidence.sample() }

@@ -53,7 +53,7 @@ func (m *Monitor) statusReply(s Snapshot) reply {
 			rep.text += fmt.Sprintf("; the last check, at %s, %s", s.Last.Start.UTC().Format(time.RFC3339), verdictText(s.Last))
 		}
 	case s.Status == StatusHealthy:
-		rep.code, rep.verdict, rep.text = http.StatusOK, "pass", "healthy"
+		rep.code, rep.verdict, rep.text = http.StatusOK, "pass", "healthy"+evidenceNote(s.Last, m.cfg.HideErrors)
 		if s.ConsecutiveFailures > 0 {
 			// Still healthy, but failing below the threshold.
 			rep.verdict = "warn"
@@ -75,6 +75,18 @@ func (m *Monitor) statusReply(s Snapshot) reply {
 		rep.text += fmt.Sprintf("; healing since %s (attempt %d)", h.Time.UTC().Format(time.RFC3339), h.Attempt)
 	}
 	return rep
+}
+
+// evidenceNote returns " (what traffic evidence saw)" for a pass that
+// traffic evidence decided, "" for any other result.
+func evidenceNote(r *Result, hide bool) string {
+	if r == nil || !r.Passed() || r.Evidence == "" {
+		return ""
+	}
+	if hide {
+		return " (traffic evidence)"
+	}
+	return " (" + r.Evidence + ")"
 }
 
 func verdictText(r *Result) string {
@@ -121,7 +133,7 @@ func (m *Monitor) CheckHandler() http.Handler {
 }
 
 func (m *Monitor) checkReply(res Result) reply {
-	rep := reply{code: http.StatusOK, verdict: "pass", text: "pass", result: &res, snap: m.Snapshot()}
+	rep := reply{code: http.StatusOK, verdict: "pass", text: "pass" + evidenceNote(&res, m.cfg.HideErrors), result: &res, snap: m.Snapshot()}
 	if res.Err != nil {
 		rep.code, rep.verdict = http.StatusServiceUnavailable, "fail"
 		rep.detail = errorText(res.Err, m.cfg.HideErrors)

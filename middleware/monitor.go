@@ -17,11 +17,12 @@ var ErrAlreadyRunning = errors.New("monitor is already running")
 // status endpoint reports. Create it with [New]; it is safe for concurrent
 // use.
 type Monitor struct {
-	cfg     Config
-	checker Checker
-	state   *stateStore
-	flights flightGroup
-	running atomic.Bool
+	cfg      Config
+	checker  Checker
+	evidence *evidence // nil without Config.Evidence
+	state    *stateStore
+	flights  flightGroup
+	running  atomic.Bool
 
 	mu        sync.Mutex
 	lastProbe time.Time // when /check/ was last called, for ModeAuto
@@ -50,6 +51,9 @@ func New(checker Checker, cfg Config) (*Monitor, error) {
 		cfg:     cfg,
 		checker: checker,
 		state:   newStateStore(cfg.Mode, cfg.FailureThreshold, cfg.Observer),
+	}
+	if cfg.Evidence != nil {
+		m.evidence = newEvidence(*cfg.Evidence, cfg.Clock)
 	}
 	return m, nil
 }
@@ -91,13 +95,22 @@ func (m *Monitor) setHealing(h *HealStart) {
 
 // Run drives the checks until ctx ends, then returns nil. In ModeLoop it
 // loops; in ModeAuto it loops while no probe drives the checks; in ModeProbe
-// it only waits, since probes drive everything. Run may be called once at a
-// time.
+// it only waits, since probes drive everything. With Config.Evidence it
+// samples the tunnel's counters meanwhile, in every mode. Run may be called
+// once at a time.
 func (m *Monitor) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
 	defer m.running.Store(false)
+	if m.evidence != nil {
+		sampling := make(chan struct{})
+		defer func() { <-sampling }()
+		go func() {
+			defer close(sampling)
+			m.evidence.run(ctx)
+		}()
+	}
 	if m.cfg.Mode == ModeProbe {
 		<-ctx.Done()
 		return nil
@@ -212,6 +225,17 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 	clock := m.cfg.Clock
 	start := clock.Now()
 	m.cfg.Observer.CheckStarted(CheckStart{Source: src, Time: start, Timeout: timeout})
+	if m.evidence != nil {
+		if v := m.evidence.await(ctx); v.ok {
+			r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: v.err, Evidence: v.text}
+			if v.err != nil {
+				r.Evidence = v.err.Error()
+			}
+			m.cfg.Observer.CheckFinished(r)
+			m.state.record(r)
+			return r
+		}
+	}
 	err := runSafely(ctx, m.checker)
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
 	if err != nil && ended(ctx) {

@@ -45,10 +45,23 @@ type Result struct {
 	// cut it off before it had run for the monitor's check timeout (see
 	// [Monitor.Probe]).
 	Abandoned bool
+	// Evidence, when not empty, says what the tunnel's traffic showed: the
+	// result was decided by traffic evidence (Config.Evidence) and no
+	// active check ran.
+	Evidence string
 }
 
 // Passed reports whether the check passed.
 func (r Result) Passed() bool { return r.Err == nil }
+
+// DecidedBy returns "evidence" for a result the tunnel's traffic decided,
+// "active" for one a check ran for.
+func (r Result) DecidedBy() string {
+	if r.Evidence != "" {
+		return "evidence"
+	}
+	return "active"
+}
 
 // HealStart describes a heal that is about to run.
 type HealStart struct {

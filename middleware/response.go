@@ -41,6 +41,9 @@ type checkJSON struct {
 	Output              string   `json:"output,omitempty"`
 	Source              string   `json:"source,omitempty"`
 	ConsecutiveFailures int      `json:"consecutiveFailures"`
+	// DecidedBy is "evidence" when the tunnel's traffic decided the
+	// check (Config.Evidence), "active" when a check ran.
+	DecidedBy string `json:"decidedBy"`
 }
 
 // checkName keys the one check in the JSON response.
@@ -99,9 +102,12 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		}
 		ms := float64(r.Duration) / float64(time.Millisecond)
 		c.ObservedValue = &ms
+		c.DecidedBy = r.DecidedBy()
 		if r.Err != nil {
 			c.Status = "fail"
 			c.Output = errorText(r.Err, hideErrors)
+		} else if note := evidenceNote(r, hideErrors); note != "" {
+			c.Output = note[2 : len(note)-1]
 		}
 		body.Checks = map[string][]checkJSON{checkName: {c}}
 	}

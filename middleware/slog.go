@@ -14,7 +14,10 @@ func NewSlogObserver(l *slog.Logger) Observer {
 			l.Debug("check started", "source", s.Source.String(), "timeout", s.Timeout)
 		},
 		OnCheckFinished: func(r Result) {
-			attrs := []any{"source", r.Source.String(), "duration", r.Duration}
+			attrs := []any{"source", r.Source.String(), "duration", r.Duration, "decided_by", r.DecidedBy()}
+			if r.Evidence != "" && r.Err == nil {
+				attrs = append(attrs, "evidence", r.Evidence)
+			}
 			switch {
 			case r.Abandoned:
 				l.Debug("check abandoned: every caller left", attrs...)

@@ -36,6 +36,15 @@
 //	tunnelprobe_loop_due_timestamp_seconds                 gauge: when the loop owes its next result (Unix time); absent while no loop runs
 //	tunnelprobe_heal_in_progress                           gauge: 1 while a heal runs
 //	tunnelprobe_heal_started_timestamp_seconds             gauge: when the running heal started (Unix time); absent while none runs
+//	tunnelprobe_evidence_decisions_total{source,result}    counter: checks the tunnel's traffic decided without an active check (middleware.Evidence)
+//
+// [NewTunnelCollector] exports the counters of a middleware.CounterSource,
+// read at each scrape (a source that fails reads as no sample):
+//
+//	tunnelprobe_tunnel_received_bytes_total                counter: bytes the tunnel received
+//	tunnelprobe_tunnel_sent_bytes_total                    counter: bytes the tunnel sent
+//	tunnelprobe_tunnel_received_packets_total              counter: packets received (absent for a source that counts bytes only)
+//	tunnelprobe_tunnel_sent_packets_total                  counter: packets sent (likewise)
 //
 // The /check/ requests a probe made are tunnelprobe_checks_total{source="probe"}
 // plus tunnelprobe_check_coalesced_total: under a probe storm the first grows

@@ -39,6 +39,7 @@ type Observer struct {
 	heals        *prometheus.CounterVec
 	healDuration prometheus.Histogram
 	changes      *prometheus.CounterVec
+	evidence     *prometheus.CounterVec
 }
 
 var (
@@ -82,6 +83,10 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 			Buckets: []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
 			Help:    "Duration of the heal calls.",
 		}),
+		evidence: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "evidence_decisions_total", ConstLabels: cl,
+			Help: "Checks that the tunnel's own traffic decided without an active check (traffic evidence), by source and result.",
+		}, []string{"source", "result"}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "state_changes_total", ConstLabels: cl,
 			Help: "Changes of the health state, by the state changed to.",
@@ -93,6 +98,9 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 		o.inFlight.WithLabelValues(src)
 		for _, res := range []string{"pass", "fail", "abandoned"} {
 			o.checks.WithLabelValues(src, res)
+		}
+		for _, res := range []string{"pass", "fail"} {
+			o.evidence.WithLabelValues(src, res)
 		}
 	}
 	for _, res := range []string{"ok", "error", "timeout"} {
@@ -124,7 +132,7 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (o *Observer) collectors() []prometheus.Collector {
-	return []prometheus.Collector{o.checks, o.duration, o.inFlight, o.coalesced, o.heals, o.healDuration, o.changes}
+	return []prometheus.Collector{o.checks, o.duration, o.inFlight, o.coalesced, o.heals, o.healDuration, o.changes, o.evidence}
 }
 
 // CheckStarted implements middleware.Observer.
@@ -139,6 +147,9 @@ func (o *Observer) CheckFinished(r middleware.Result) {
 	o.inFlight.WithLabelValues(src).Dec()
 	o.checks.WithLabelValues(src, res).Inc()
 	o.duration.WithLabelValues(src, res).Observe(r.Duration.Seconds())
+	if r.Evidence != "" {
+		o.evidence.WithLabelValues(src, res).Inc()
+	}
 }
 
 // CheckJoined implements middleware.CoalesceObserver.

@@ -29,9 +29,17 @@ func newMetrics(cfg *middleware.Config) (*metrics, error) {
 }
 
 // mount returns a handler that answers MetricsPath with the metrics, mon's
-// state among them, and leaves every other path to health.
-func (m *metrics) mount(mon *middleware.Monitor, health http.Handler) http.Handler {
+// state among them, and leaves every other path to health. With traffic
+// evidence, the tunnel's counters are metrics too, and so is whatever
+// else its source collects (a WireGuard device's peers).
+func (m *metrics) mount(mon *middleware.Monitor, ev *middleware.Evidence, health http.Handler) http.Handler {
 	m.reg.MustRegister(prom.NewCollector(mon, prom.Opts{}))
+	if ev != nil {
+		m.reg.MustRegister(prom.NewTunnelCollector(ev.Source, prom.Opts{}))
+		if c, ok := ev.Source.(prometheus.Collector); ok {
+			m.reg.MustRegister(c)
+		}
+	}
 	metrics := prom.Handler(m.reg)
 	// Not a ServeMux: it would clean and redirect paths that the health
 	// handler answers as they come.

@@ -64,7 +64,7 @@ func New(check middleware.Checker, cfg Config) (*Server, error) {
 	}
 	s := &Server{mon: mon, handler: mon.Handler(), logger: logger}
 	if m != nil {
-		s.handler = m.mount(mon, s.handler)
+		s.handler = m.mount(mon, mc.Evidence, s.handler)
 	}
 	return s, nil
 }

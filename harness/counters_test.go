@@ -1,0 +1,51 @@
+package harness
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// The client's counters are its tunnel interface's, as a kernel counts a
+// wg0: a TLS check through the tunnel shows up both ways; while the link is
+// down, what is sent gets no answer; a restart starts a new interface from
+// zero; a client that is down has none.
+func TestClientCounters(t *testing.T) {
+	l := startLab(t, Config{Link: Settings{Rate: 20_000_000, Delay: time.Millisecond}})
+	ctx := t.Context()
+	c := l.Client()
+	before, err := c.ReadCounters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tlsCheck(ctx, l, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := c.ReadCounters()
+	if after.TxPackets-before.TxPackets < 3 || after.RxPackets-before.RxPackets < 3 || after.RxBytes-before.RxBytes < 1000 {
+		t.Errorf("a TLS handshake moved %+v -> %+v, want packets both ways and the certificate in", before, after)
+	}
+
+	if err := l.Link().Update(func(s *Settings) { s.Down = true }); err != nil {
+		t.Fatal(err)
+	}
+	_ = tlsCheck(ctx, l, 500*time.Millisecond) // a SYN or two into the void
+	down, _ := c.ReadCounters()
+	if down.TxPackets <= after.TxPackets || down.RxPackets != after.RxPackets {
+		t.Errorf("during the outage %+v -> %+v, want sent packets and nothing received", after, down)
+	}
+
+	if err := c.Down(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadCounters(); !errors.Is(err, ErrClientDown) {
+		t.Errorf("down: %v, want ErrClientDown", err)
+	}
+	if err := c.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := c.ReadCounters()
+	if err != nil || fresh.TxBytes >= down.TxBytes {
+		t.Errorf("after a restart: %+v, %v; want an interface counting from zero", fresh, err)
+	}
+}
