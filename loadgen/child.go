@@ -72,6 +72,16 @@ func (c ChildConfig) Split(n int) []ChildConfig {
 	return out
 }
 
+// Expected returns how long a run of c should take: the ramp (Ramp, or
+// Conns at ConnectRate), then the hold.
+func (c ChildConfig) Expected() time.Duration {
+	ramp := c.Ramp
+	if c.ConnectRate > 0 {
+		ramp = time.Duration(float64(c.Conns) / c.ConnectRate * float64(time.Second))
+	}
+	return ramp + c.Duration
+}
+
 // Build returns the Config that c describes, with its dialer and probe, or
 // an error naming what is wrong.
 func (c ChildConfig) Build() (Config, error) { return c.BuildOver(nil) }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
@@ -62,6 +63,21 @@ func TestChildConfigBuild(t *testing.T) {
 	} {
 		if _, err := tc.c.Build(); err == nil || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("%+v: %v, want an error naming %s", tc.c, err, tc.mention)
+		}
+	}
+}
+
+func TestChildConfigExpected(t *testing.T) {
+	for _, tc := range []struct {
+		c    loadgen.ChildConfig
+		want time.Duration
+	}{
+		{loadgen.ChildConfig{Conns: 100, Ramp: 10 * time.Second, Duration: 30 * time.Second}, 40 * time.Second},
+		{loadgen.ChildConfig{Conns: 1000, ConnectRate: 500, Duration: 5 * time.Second}, 7 * time.Second},
+		{loadgen.ChildConfig{Conns: 10, Duration: time.Second}, time.Second},
+	} {
+		if got := tc.c.Expected(); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.c, got, tc.want)
 		}
 	}
 }

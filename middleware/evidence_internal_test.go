@@ -232,9 +232,14 @@ func TestEvidenceAwaitsASilenceInProgress(t *testing.T) {
 	}
 	done := make(chan verdict, 1)
 	go func() { done <- r.ev.await(context.Background()) }()
-	r.clock.BlockUntil(1) // await sleeps for the next sample
+	ctx := t.Context()
+	if err := r.clock.BlockUntilContext(ctx, 1); err != nil { // await sleeps for the next sample
+		t.Fatal(err)
+	}
 	r.clock.Advance(time.Second)
-	r.clock.BlockUntil(1) // none came: still pending, it sleeps again
+	if err := r.clock.BlockUntilContext(ctx, 1); err != nil { // none came: still pending, it sleeps again
+		t.Fatal(err)
+	}
 	r.src.c.TxBytes += 20_000
 	r.ev.sample()
 	r.clock.Advance(time.Second)

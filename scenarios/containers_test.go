@@ -84,6 +84,7 @@ func containerSuite() Spec {
 			{Name: "probe-only", Health: HealthSpec{Mode: "probe"}, Prober: kubelet("/check/?timeout=4s", 5*time.Second)},
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=4s", 5*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=4s", 5*time.Second)},
+			{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(5 * time.Second)},
 		},
 	}
 }
@@ -378,6 +379,12 @@ func healthFlags(h HealthSpec) []string {
 	}
 	if h.FailureThreshold > 0 {
 		f = append(f, "--failure-threshold", strconv.Itoa(h.FailureThreshold))
+	}
+	if e := h.Evidence; e != nil {
+		f = append(f, "--evidence")
+		if e.Window.Duration > 0 {
+			f = append(f, "--evidence-window", e.Window.String())
+		}
 	}
 	return f
 }

@@ -132,6 +132,15 @@ type HealthSpec struct {
 	// unhealthy, with the reference back-off unless HealBackoff is set.
 	Heal        bool         `json:"heal,omitempty"`
 	HealBackoff *BackoffSpec `json:"heal_backoff,omitempty"`
+	// Evidence lets the client peer's traffic decide checks first
+	// (middleware.Evidence); nil: every check is active.
+	Evidence *EvidenceSpec `json:"evidence,omitempty"`
+}
+
+// EvidenceSpec is middleware.Evidence in a spec; its source is the lab's
+// client peer. Zero fields take the middleware's defaults.
+type EvidenceSpec struct {
+	Window Duration `json:"window,omitempty"`
 }
 
 // BackoffSpec is middleware.HealBackoff in a spec.
@@ -346,8 +355,15 @@ func (h HealthSpec) config() (middleware.Config, error) {
 	if h.Heal && mode == middleware.ModeProbe {
 		return cfg, errors.New("heal: probe mode never heals")
 	}
+	valid := cfg
+	if h.Evidence != nil {
+		cfg.Evidence = &middleware.Evidence{Window: h.Evidence.Window.Duration}
+		e := *cfg.Evidence
+		e.Source = middleware.CounterSourceFunc(nil) // the trial's client peer
+		valid.Evidence = &e
+	}
 	// New validates the rest and names the field.
-	_, err = middleware.New(middleware.CheckerFunc(nil), cfg)
+	_, err = middleware.New(middleware.CheckerFunc(nil), valid)
 	return cfg, err
 }
 

@@ -128,11 +128,11 @@ func TestParseRefusesMoreThanOneDocument(t *testing.T) {
 }
 
 func TestBuiltInSuitesAreValid(t *testing.T) {
-	for _, s := range []Spec{DefaultSuite(), QuickSuite()} {
+	for _, s := range []Spec{DefaultSuite(), QuickSuite(), BrownoutSuite(), DeepQueueSuite()} {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%s: %v", s.Name, err)
 		}
-		if len(s.Configs) != 4 || len(s.Link.Outages) != 1 {
+		if len(s.Configs) != 5 || len(s.Link.Outages) != 1 {
 			t.Errorf("%s: %d configurations, %d outages", s.Name, len(s.Configs), len(s.Link.Outages))
 		}
 	}

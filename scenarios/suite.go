@@ -6,7 +6,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
-// The built-in suites compare four health configurations on the same loaded
+// The built-in suites compare five health configurations on the same loaded
 // link, then through a real outage:
 //
 //   - reference: the reference health loop (2-10 s ladder, heal after 6 s,
@@ -14,15 +14,48 @@ import (
 //   - probe-only: no loop; the kubelet probes /check/ with a long timeout and
 //     failureThreshold 3;
 //   - auto: the loop stands down while the kubelet probes /check/;
-//   - wait: the loop on, the kubelet probing the status endpoint with ?wait=.
+//   - wait: the loop on, the kubelet probing the status endpoint with ?wait=;
+//   - evidence: probe-only with traffic evidence, the kubelet probing
+//     /check/ every 2 s and restarting after 2 failures.
+//
+// Brownout and deep-queue are the default suite on a harder link: a
+// brownout slows the link to 2 Mbit/s for 80 s while the load goes on (a
+// restart cannot help), a deep queue holds 4,096 packets (2.5 s of
+// queueing delay at 20 Mbit/s).
 //
 // Nothing is tuned per configuration beyond what its name says: all share
-// the link, the load, the container and the kubelet's period and threshold.
+// the link, the load and the container, and all but evidence the kubelet's
+// period (10 s) and threshold (3). Evidence answers a probe without a dial,
+// so its kubelet probes every 2 s and restarts after 2 failures: the
+// settings chosen once, from the rules, before any run (see
+// evidenceProber), and kept on every link since.
 
 // DefaultSuite is the comparison `tunnelprobe scenario` runs: about four
 // minutes on 2 cores.
 func DefaultSuite() Spec {
 	return suite("default", 240*time.Second, 20*time.Second, 150*time.Second, 90*time.Second, 2000)
+}
+
+// Suites are the built-in suites by name, for `tunnelprobe scenario --suite`.
+var Suites = map[string]func() Spec{
+	"default": DefaultSuite, "quick": QuickSuite, "brownout": BrownoutSuite, "deep-queue": DeepQueueSuite,
+}
+
+// BrownoutSuite is the default suite with the link at 2 Mbit/s from 40 s to
+// 120 s, before the outage.
+func BrownoutSuite() Spec {
+	s := DefaultSuite()
+	s.Name = "brownout"
+	s.Link.Changes = []LinkChange{{At: D(40 * time.Second), Rate: "2mbit"}, {At: D(120 * time.Second), Rate: "20mbit"}}
+	return s
+}
+
+// DeepQueueSuite is the default suite with a queue of 4,096 packets.
+func DeepQueueSuite() Spec {
+	s := DefaultSuite()
+	s.Name = "deep-queue"
+	s.Link.Queue = "4096p"
+	return s
 }
 
 // QuickSuite is a shorter comparison for CI: under two minutes.
@@ -80,6 +113,24 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 			{Name: "probe-only", Health: HealthSpec{Mode: "probe", Timeouts: middleware.Ladder{9 * time.Second}}, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=9s", 10*time.Second)},
+			{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(ramp)},
 		},
+	}
+}
+
+// evidenceHealth is probe-only with traffic evidence from the client peer's
+// counters (a 5 s window): a busy tunnel passes without a dial, a silent
+// one fails 5 s after it fell silent.
+func evidenceHealth() HealthSpec {
+	return HealthSpec{Mode: "probe", Timeouts: middleware.Ladder{9 * time.Second}, Evidence: &EvidenceSpec{}}
+}
+
+// evidenceProber probes /check/ every 2 s and restarts after 2 failures in
+// a row: cheap, since evidence answers at once, and one failure alone
+// never restarts; two fit in 4 s after the evidence window.
+func evidenceProber(initialDelay time.Duration) ProberSpec {
+	return ProberSpec{
+		Kind: "kubelet", Endpoint: "/check/?timeout=9s", Period: D(2 * time.Second), Timeout: D(10 * time.Second),
+		FailureThreshold: 2, InitialDelay: D(initialDelay),
 	}
 }

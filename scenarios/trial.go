@@ -251,6 +251,9 @@ func (c *container) up(ctx context.Context) error {
 	if t.cfg.Health.Heal {
 		cfg.Heal = t.lab.Restart
 	}
+	if cfg.Evidence != nil {
+		cfg.Evidence.Source = t.lab.Client()
+	}
 	srv, err := server.New(t.lab.TLSCheck(), server.Config{Monitor: cfg})
 	if err != nil {
 		return err

@@ -698,7 +698,7 @@ func TestComposeFile(t *testing.T) {
 			pu.Host = su.Host
 			args := withFlags(probeArgs[1:], map[string]string{"url": pu.String()})
 			var stdout, stderr bytes.Buffer
-			code := probeCommand(context.Background(), args, &stdout, &stderr, envMap(health.Environment))
+			code := probeCommand(context.Background(), args, envMap(health.Environment), &stdout, &stderr)
 			if code != tc.code {
 				t.Errorf("healthcheck exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, tc.code, &stdout, &stderr)
 			}

@@ -25,17 +25,17 @@ const labUsage = `usage: tunnelprobe lab [flags]            the whole lab in one
        tunnelprobe lab client [flags]     the client peer and its SOCKS5 ingress
 `
 
-// runLab implements "tunnelprobe lab". It returns the exit code: 0 after
+// labCommand implements "tunnelprobe lab". It returns the exit code: 0 after
 // an interrupt (ctx done), 1 when the lab fails, 2 for bad usage.
-func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func labCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "server":
-			return runLabServer(ctx, args[1:], stdout, stderr)
+			return runLabServer(ctx, args[1:], getenv, stdout, stderr)
 		case "client":
-			return runLabClient(ctx, args[1:], stdout, stderr)
+			return runLabClient(ctx, args[1:], getenv, stdout, stderr)
 		case "link":
-			return runLabLink(ctx, args[1:], stdout, stderr)
+			return runLabLink(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("tunnelprobe lab", flag.ContinueOnError)
@@ -44,7 +44,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	control := cliflag.AddrVar(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link, POST /restart); empty for none")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
 	health := registerLabHealth(fs, "the lab's TLS target")
-	if code, ok := cliflag.ParseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
 	if err := health.configure(fs, stderr); err != nil {
@@ -66,7 +66,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *caOut != "" {
 		fmt.Fprintf(stdout, "ca %s\n", *caOut)
 	}
-	srv, err := health.server(lab.TLSCheck(), lab.Restart)
+	srv, err := health.server(lab.TLSCheck(), lab.Restart, lab.Client())
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
@@ -78,8 +78,9 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // to the TLS target through the tunnel.
 type labHealthFlags struct {
 	serveFlags
-	addr *string
-	cfg  server.Config
+	addr     *string
+	evidence *bool
+	cfg      server.Config
 }
 
 func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
@@ -88,6 +89,7 @@ func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
 	h.registerLog(fs)
 	h.addr = cliflag.AddrVar(fs, "serve", "", true, "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
 		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
+	h.evidence = fs.Bool("evidence", false, "with --serve: let the client peer's traffic decide checks first (traffic evidence, see --evidence-window)")
 	return h
 }
 
@@ -99,13 +101,17 @@ func (h *labHealthFlags) configure(fs *flag.FlagSet, stderr io.Writer) (err erro
 }
 
 // server returns the health server of check, healed by restart unless
-// --heal-cmd is set, or nil without --serve. An error is a usage error.
-func (h *labHealthFlags) server(check middleware.Checker, restart middleware.HealFunc) (*server.Server, error) {
+// --heal-cmd is set and with --evidence from the client's counters, or nil
+// without --serve. An error is a usage error.
+func (h *labHealthFlags) server(check middleware.Checker, restart middleware.HealFunc, client *harness.Client) (*server.Server, error) {
 	if *h.addr == "" {
 		return nil, nil
 	}
 	cfg := h.cfg
 	cfg.Monitor.Heal = restart // what a VPN restart is in the lab; --heal-cmd replaces it
+	if *h.evidence {
+		cfg.Monitor.Evidence = &middleware.Evidence{Source: client, Window: h.evidenceWindow}
+	}
 	return server.New(check, cfg)
 }
 
@@ -194,12 +200,12 @@ func registerKeyFlags(fs *flag.FlagSet, other string) (keyFile, pubOut, peer *st
 	return keyFile, pubOut, peer
 }
 
-func runLabServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runLabServer(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab server", flag.ContinueOnError)
 	listen := cliflag.AddrVar(fs, "listen", "127.0.0.1:51820", false, "WireGuard UDP `address`")
 	keyFile, pubOut, peer := registerKeyFlags(fs, "client")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
-	if code, ok := cliflag.ParseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr); !ok {
 		return code
 	}
 	key, pk, err := roleKeys(*keyFile, *peer, *pubOut)
@@ -220,13 +226,13 @@ func runLabServer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return 0
 }
 
-func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runLabLink(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab link", flag.ContinueOnError)
 	lf := registerLinkFlags(fs, "", "")
 	listen := cliflag.AddrVar(fs, "listen", "127.0.0.1:51821", false, "UDP `address` the client peer sends to")
 	server := fs.String("server", "127.0.0.1:51820", "the server peer's UDP address")
 	control := cliflag.AddrVar(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link); empty for none")
-	if code, ok := cliflag.ParseCommand(fs, args, os.Getenv, labUsage, stdout, stderr); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr); !ok {
 		return code
 	}
 	srvAddr, err := harness.ResolveUDP(ctx, *server)
@@ -243,7 +249,7 @@ func runLabLink(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return serveRole(ctx, fs.Name(), nil, "", *control, harness.ControlHandler(link, nil), stdout, stderr)
 }
 
-func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runLabClient(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab client", flag.ContinueOnError)
 	listen := cliflag.AddrVar(fs, "listen", "127.0.0.1:0", false, "WireGuard UDP `address`")
 	endpoint := fs.String("endpoint", "127.0.0.1:51821", "where to send: the link, or the server peer")
@@ -255,7 +261,7 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	health := registerLabHealth(fs, "the TLS target")
 	tlsCA := fs.String("tls-ca", "", "PEM `file` of the TLS target's CA (the server's --ca-out), read again whenever it changes;\n"+
 		"required with --serve")
-	if code, ok := cliflag.ParseCommand(fs, args, os.Getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
 	if err := health.configure(fs, stderr); err != nil {
@@ -286,7 +292,7 @@ func runLabClient(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		defer s.Close()
 		fmt.Fprintf(stdout, "socks5 %s\n", s.Addr())
 	}
-	srv, err := health.server(cl.TLSCheck(*tlsCA), cl.Restart)
+	srv, err := health.server(cl.TLSCheck(*tlsCA), cl.Restart, cl)
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}

@@ -38,7 +38,7 @@ func TestLabBadFlags(t *testing.T) {
 		{[]string{"server", "--peer", "garbage"}, "--peer"},
 	} {
 		var out, errb bytes.Buffer
-		code := runLab(t.Context(), tc.args, &out, &errb)
+		code := labCommand(t.Context(), tc.args, noEnv, &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), tc.flag) {
 			t.Errorf("lab %v: exit %d, stderr %q; want 2 naming %s", tc.args, code, errb.String(), tc.flag)
 		}
@@ -92,7 +92,7 @@ func start(t *testing.T, args ...string) *lineWriter {
 	out := newLineWriter()
 	var errb lineWriter
 	done := make(chan int, 1)
-	go func() { done <- runLab(ctx, args, out, &errb) }()
+	go func() { done <- labCommand(ctx, args, noEnv, out, &errb) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
@@ -253,7 +253,7 @@ func TestLabBadUsage(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // should a bad input slip through, nothing stays up
-		if code := runLab(ctx, tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+		if code := labCommand(ctx, tc.args, noEnv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("lab %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
 		}
 	}

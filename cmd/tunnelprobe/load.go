@@ -123,11 +123,6 @@ func (f *loadFlags) levels() []int {
 	return []int{f.spec.Conns}
 }
 
-// runLoad is the load command.
-func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return loadCommand(ctx, args, os.Getenv, stdout, stderr)
-}
-
 func loadCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe load"
 	if len(args) > 0 && args[0] == "merge" {
@@ -202,7 +197,7 @@ func (f *loadFlags) runLevels(ctx context.Context, dialer middleware.Dialer, met
 		}
 		spec := f.spec
 		spec.Conns = conns
-		prog := loadgen.NewProgress(stderr, terminal, prefix, conns, expected(spec))
+		prog := loadgen.NewProgress(stderr, terminal, prefix, conns, spec.Expected())
 		res, err := f.runLevel(ctx, spec, dialer, metrics.observe(conns, prog.Second), stderr)
 		prog.Done()
 		if err != nil && res.Histograms.Connect == nil {
@@ -234,16 +229,6 @@ func (f *loadFlags) runLevel(ctx context.Context, spec loadgen.ChildConfig, dial
 	}
 	cfg.OnSecond = onSecond
 	return loadgen.Run(ctx, cfg)
-}
-
-// expected returns how long a run of spec should take: the ramp, then the
-// hold.
-func expected(spec loadgen.ChildConfig) time.Duration {
-	ramp := spec.Ramp
-	if r := spec.ConnectRate; r > 0 {
-		ramp = time.Duration(float64(spec.Conns) / r * float64(time.Second))
-	}
-	return ramp + spec.Duration
 }
 
 // warnOverDescriptors warns when a process would be asked for more

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
-	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	loadprom "github.com/tunnelprobe/tunnelprobe/loadgen/prom"
-	"github.com/tunnelprobe/tunnelprobe/middleware/prom"
 )
 
 // loadMetrics is load's --metrics ADDR: the live counters of the run as
@@ -49,29 +45,15 @@ func (m *loadMetrics) start(stderr io.Writer) (stop func(), err error) {
 	if m == nil || m.addr == "" {
 		return func() {}, nil
 	}
-	ln, err := net.Listen("tcp", m.addr)
+	e, err := loadprom.Listen(m.addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
-	m.served = ln.Addr()
-	reg := prom.NewRegistry()
-	if m.metrics, err = loadprom.NewMetrics(reg); err != nil {
-		ln.Close()
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", prom.Handler(reg))
-	fmt.Fprintf(stderr, "tunnelprobe load: metrics on http://%s/metrics\n", ln.Addr())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := httpserve.Serve(ctx, ln, mux, httpserve.Options{}); err != nil {
+	m.served, m.metrics = e.Addr(), e.Metrics
+	fmt.Fprintf(stderr, "tunnelprobe load: metrics on http://%s/metrics\n", e.Addr())
+	return func() {
+		if err := e.Close(); err != nil {
 			fmt.Fprintf(stderr, "tunnelprobe load: metrics: %v\n", err)
 		}
-	}()
-	return func() {
-		cancel()
-		<-done
 	}, nil
 }

@@ -24,27 +24,27 @@ import (
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	run     func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int
 }
 
 var commands = []command{
-	{"scenario", "compare health configurations on a loaded tunnel and through an outage (the main job)", runScenario},
-	{"serve", "serve the health endpoints of a tunnel (the middleware as a sidecar)", runServe},
-	{"lab", "run the tunnel lab: WireGuard in user space over a shaped link", runLab},
-	{"load", "load a tunnel with thousands of TCP connections and measure health-check latency under load", runLoad},
-	{"sink", "a TCP sink that counts connections and bytes: the load generator's target", runSink},
-	{"probe", "probe a URL as the kubelet (or Docker's HEALTHCHECK) would, and say whether it would restart", runProbe},
+	{"scenario", "compare health configurations on a loaded tunnel and through an outage (the main job)", scenarioCommand},
+	{"serve", "serve the health endpoints of a tunnel (the middleware as a sidecar)", serveCommand},
+	{"lab", "run the tunnel lab: WireGuard in user space over a shaped link", labCommand},
+	{"load", "load a tunnel with thousands of TCP connections and measure health-check latency under load", loadCommand},
+	{"sink", "a TCP sink that counts connections and bytes: the load generator's target", sinkCommand},
+	{"probe", "probe a URL as the kubelet (or Docker's HEALTHCHECK) would, and say whether it would restart", probeCommand},
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
 // run dispatches args to a command and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "tunnelprobe: no command given")
 		usage(stderr)
@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if name == "help" && len(rest) > 0 {
 			// "tunnelprobe help serve" is "tunnelprobe serve --help".
 			if c, ok := lookup(rest[0]); ok {
-				return c.run(ctx, []string{"--help"}, stdout, stderr)
+				return c.run(ctx, []string{"--help"}, getenv, stdout, stderr)
 			}
 			fmt.Fprintf(stderr, "tunnelprobe: unknown command %q\n", rest[0])
 			usage(stderr)
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	return c.run(ctx, rest, stdout, stderr)
+	return c.run(ctx, rest, getenv, stdout, stderr)
 }
 
 func lookup(name string) (command, bool) {

@@ -26,7 +26,7 @@ func TestRunHelp(t *testing.T) {
 		t.Run(args[0], func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+			if code := run(context.Background(), args, noEnv, &stdout, &stderr); code != 0 {
 				t.Fatalf("exit %d, want 0; stderr: %s", code, &stderr)
 			}
 			for _, c := range commands {
@@ -44,7 +44,7 @@ func TestRunHelp(t *testing.T) {
 func TestRunHelpCommand(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"help", "serve"}, &stdout, &stderr); code != 0 {
+	if code := run(context.Background(), []string{"help", "serve"}, noEnv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d, want 0; stderr: %s", code, &stderr)
 	}
 	if !strings.Contains(stdout.String(), "--listen") {
@@ -67,7 +67,7 @@ func TestRunUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			if code := run(context.Background(), tt.args, &stdout, &stderr); code != 2 {
+			if code := run(context.Background(), tt.args, noEnv, &stdout, &stderr); code != 2 {
 				t.Fatalf("exit %d, want 2", code)
 			}
 			if !strings.Contains(stderr.String(), tt.want) || !strings.Contains(stderr.String(), "Usage:") {

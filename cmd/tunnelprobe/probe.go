@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
@@ -78,13 +77,9 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 		"with --docker: `duration` between checks during the start period")
 }
 
-// runProbe implements "tunnelprobe probe".
-func runProbe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return probeCommand(ctx, args, stdout, stderr, os.Getenv)
-}
-
-// probeCommand is runProbe with the environment read through getenv.
-func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+// probeCommand implements "tunnelprobe probe", with the environment read
+// through getenv.
+func probeCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe probe", flag.ContinueOnError)
 	var f probeFlags
 	f.register(fs)

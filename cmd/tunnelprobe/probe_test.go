@@ -21,7 +21,7 @@ func statusServer(t *testing.T, code int) string {
 
 func runProbeCmd(ctx context.Context, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = probeCommand(ctx, args, &out, &errOut, func(k string) string { return env[k] })
+	code = probeCommand(ctx, args, envMap(env), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

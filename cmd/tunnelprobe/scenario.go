@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
@@ -22,28 +22,21 @@ kubelet-faithful prober. The default suite takes about four minutes.
 Writes report.md, report.json and timeline.png into --out.
 `
 
-func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func scenarioCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe scenario"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	out := fs.String("out", "scenario-results", "`directory` for report.md, report.json and timeline.png")
 	jsonPath := fs.String("json", "", "also write report.json to this `file`")
-	specPath := fs.String("spec", "", "run the scenario in this YAML or JSON `file` instead of the built-in suite")
-	quick := fs.Bool("quick", false, "run the shorter built-in suite (under two minutes), as CI does")
+	specPath := fs.String("spec", "", "run the scenario in this YAML or JSON `file` instead of a built-in suite")
+	suite := fs.String("suite", "default", "the built-in `suite`: default, quick (under two minutes, as CI runs it), brownout or deep-queue")
+	quick := fs.Bool("quick", false, "the same as --suite quick")
 	seed := fs.Uint64("seed", 0, "override the scenario's `seed` (0 keeps the spec's)")
-	if code, ok := cliflag.ParseCommand(fs, args, os.Getenv, scenarioUsage, stdout, stderr); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, scenarioUsage, stdout, stderr); !ok {
 		return code
 	}
-	spec := scenarios.DefaultSuite()
-	switch {
-	case *specPath != "" && *quick:
-		return cliflag.UsageError(stderr, name, fmt.Errorf("--spec and --quick exclude each other: give one"))
-	case *specPath != "":
-		var err error
-		if spec, err = scenarios.ReadSpec(*specPath); err != nil {
-			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value for flag --spec: %w", err))
-		}
-	case *quick:
-		spec = scenarios.QuickSuite()
+	spec, err := chooseSpec(cliflag.Given(fs), *specPath, *suite, *quick)
+	if err != nil {
+		return cliflag.UsageError(stderr, name, err)
 	}
 	if *seed != 0 {
 		spec.Seed = *seed
@@ -76,4 +69,26 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 	return 0
+}
+
+// chooseSpec returns the scenario the flags name: the --spec file, or the
+// built-in --suite (--quick: the quick one). An error is a usage error.
+func chooseSpec(given map[string]bool, specPath, suite string, quick bool) (scenarios.Spec, error) {
+	if quick {
+		suite = "quick"
+	}
+	newSpec, ok := scenarios.Suites[suite]
+	switch {
+	case specPath != "" && (given["suite"] || quick):
+		return scenarios.Spec{}, errors.New("--spec excludes --suite and --quick: give one")
+	case specPath != "":
+		spec, err := scenarios.ReadSpec(specPath)
+		if err != nil {
+			return spec, fmt.Errorf("invalid value for flag --spec: %w", err)
+		}
+		return spec, nil
+	case !ok:
+		return scenarios.Spec{}, fmt.Errorf("invalid value %q for flag --suite: want default, quick, brownout or deep-queue", suite)
+	}
+	return newSpec(), nil
 }

@@ -26,17 +26,19 @@ func TestScenarioBadUsage(t *testing.T) {
 		{[]string{"--spec", filepath.Join(dir, "missing.yaml")}, "--spec"},
 		{[]string{"--spec", bad}, "surprise"},
 		{[]string{"--spec", bad, "--quick"}, "--quick"},
+		{[]string{"--spec", bad, "--suite", "brownout"}, "--suite"},
+		{[]string{"--suite", "nope"}, `invalid value "nope" for flag --suite`},
 		{[]string{"--seed", "-1"}, "-seed"},
 		{[]string{"extra"}, "extra"},
 	} {
 		var out, errb bytes.Buffer
-		if code := runScenario(t.Context(), tc.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.mention) {
+		if code := scenarioCommand(t.Context(), tc.args, noEnv, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.mention) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", tc.args, code, errb.String(), tc.mention)
 		}
 	}
 }
 
-// TestScenarioQuick runs the CI suite end to end through the binary: four
+// TestScenarioQuick runs the CI suite end to end through the binary: five
 // labs side by side for 90 s. It builds the binary without the race
 // detector, which would multiply the labs' CPU and memory several times
 // over; the scenario packages' own tests run under it.
@@ -80,10 +82,10 @@ func TestScenarioQuick(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Interrupted || len(rep.Order) != 4 || len(rep.Configs) != 4 {
+	if rep.Interrupted || len(rep.Order) != 5 || len(rep.Configs) != 5 {
 		t.Fatalf("interrupted %v, configurations %v", rep.Interrupted, rep.Order)
 	}
-	for _, name := range []string{"reference", "probe-only", "auto", "wait"} {
+	for _, name := range []string{"reference", "probe-only", "auto", "wait", "evidence"} {
 		c, ok := rep.Configs[name]
 		if !ok {
 			t.Errorf("no configuration %q", name)

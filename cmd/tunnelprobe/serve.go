@@ -8,12 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
+	"github.com/tunnelprobe/tunnelprobe/middleware/wgstats"
 )
 
 const serveUsage = `Usage: tunnelprobe serve [flags]
@@ -45,13 +45,18 @@ type serveFlags struct {
 	timeout  time.Duration
 	timeouts middleware.Ladder
 
+	// Traffic evidence: the source is serve's --evidence-iface or
+	// --evidence-wireguard, or the lab's client peer.
+	evidenceIface, evidenceWG string
+	evidenceWindow            time.Duration
+
 	// Logs: see registerLog.
 	logFormat string
 	logLevel  slog.Level
 }
 
 // serveExclusive lists the flags that set the same thing, for cliflag.Parse.
-var serveExclusive = [][]string{{"timeout", "timeouts"}}
+var serveExclusive = [][]string{{"timeout", "timeouts"}, {"evidence-iface", "evidence-wireguard"}}
 
 // register registers every flag of the serve command on fs. Parse them with
 // cliflag.Parse(fs, args, getenv, serveExclusive...).
@@ -60,6 +65,10 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.registerCheck(fs)
 	f.registerMonitor(fs)
 	f.registerLog(fs)
+	fs.StringVar(&f.evidenceIface, "evidence-iface", "", "let the traffic of the tunnel's network `interface` (wg0, tun0) decide checks first: received in the\n"+
+		"evidence window passes, sent into silence for a window fails, anything else runs the check (docs/serve.md)")
+	fs.StringVar(&f.evidenceWG, "evidence-wireguard", "", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
+		"--metrics then also exports each peer's handshake age")
 	fs.BoolVar(&f.server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
 }
 
@@ -95,6 +104,8 @@ func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
 	fs.StringVar(&f.server.HealCommand, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN")
 	fs.Var(cliflag.Duration(&m.HealTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
 		"the longest `duration` a heal may take: then its command is killed and the heal reported as failed")
+	fs.Var(cliflag.Duration(&f.evidenceWindow, middleware.DefaultEvidenceWindow, false), "evidence-window",
+		"how far back traffic evidence looks, and how long sending into silence fails a check (`duration`)")
 	fs.BoolVar(&m.HideErrors, "hide-errors", false, "keep error details out of HTTP answers (they are still logged)")
 }
 
@@ -114,11 +125,20 @@ func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config,
 		cfg.Logger = slog.New(slog.NewJSONHandler(w, opts))
 	}
 	cfg.Monitor.Timeouts = middleware.Ladder{f.timeout}
-	if given := cliflag.Given(fs); given["timeouts"] {
+	given := cliflag.Given(fs)
+	if given["timeouts"] {
 		if given["timeout"] {
 			return server.Config{}, errors.New("--timeout and --timeouts (or TUNNELPROBE_TIMEOUT and TUNNELPROBE_TIMEOUTS) exclude each other: give one")
 		}
 		cfg.Monitor.Timeouts = f.timeouts
+	}
+	switch {
+	case given["evidence-iface"] && given["evidence-wireguard"]:
+		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
+	case f.evidenceIface != "":
+		cfg.Monitor.Evidence = &middleware.Evidence{Source: middleware.InterfaceCounters(f.evidenceIface), Window: f.evidenceWindow}
+	case f.evidenceWG != "":
+		cfg.Monitor.Evidence = &middleware.Evidence{Source: &wgstats.Device{Name: f.evidenceWG}, Window: f.evidenceWindow}
 	}
 	return cfg, nil
 }
@@ -135,12 +155,9 @@ func buildChecker(f *serveFlags, dialer middleware.Dialer) (middleware.Checker, 
 	return c, nil
 }
 
-// runServe is the serve command.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return serve(ctx, args, os.Getenv, stdout, stderr)
-}
-
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// serveCommand implements "tunnelprobe serve", with the environment read
+// through getenv.
+func serveCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe serve"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var f serveFlags

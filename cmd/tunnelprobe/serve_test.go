@@ -114,7 +114,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) *runningCom
 	t.Helper()
 	args = append([]string{"--listen", "127.0.0.1:0"}, args...)
 	return startCommand(t, func(ctx context.Context, stdout, stderr io.Writer) int {
-		return serve(ctx, args, envMap(env), stdout, stderr)
+		return serveCommand(ctx, args, envMap(env), stdout, stderr)
 	})
 }
 
@@ -299,7 +299,7 @@ func TestServeOSEnvironment(t *testing.T) {
 	t.Setenv("TUNNELPROBE_MODE", "probe")
 	t.Setenv("TUNNELPROBE_TLS_CA", ca)
 	s := startCommand(t, func(ctx context.Context, stdout, stderr io.Writer) int {
-		return run(ctx, []string{"serve", "--target", good}, stdout, stderr)
+		return run(ctx, []string{"serve", "--target", good}, os.Getenv, stdout, stderr)
 	})
 	if code, body := s.get(t, "/check/"); code != http.StatusOK {
 		t.Errorf("/check/ = %d %q, want 200", code, body)
@@ -351,7 +351,7 @@ func TestServeBadUsage(t *testing.T) {
 			if tt.env["TUNNELPROBE_LISTEN"] == "" {
 				args = append([]string{"--listen", "127.0.0.1:0"}, args...)
 			}
-			if code := serve(ctx, args, envMap(tt.env), &stdout, stderr); code != 2 {
+			if code := serveCommand(ctx, args, envMap(tt.env), &stdout, stderr); code != 2 {
 				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
 			}
 			for _, w := range tt.want {
@@ -425,7 +425,7 @@ func TestServeFlagsConfig(t *testing.T) {
 func TestServeHelp(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	if code := serve(context.Background(), []string{"--help"}, envMap(nil), &stdout, &stderr); code != 0 {
+	if code := serveCommand(context.Background(), []string{"--help"}, envMap(nil), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d, want 0; stderr: %s", code, &stderr)
 	}
 	var f serveFlags
@@ -450,7 +450,7 @@ func TestServeListenError(t *testing.T) {
 	}
 	defer ln.Close()
 	var stdout, stderr bytes.Buffer
-	code := serve(context.Background(), []string{"--listen", ln.Addr().String()}, envMap(nil), &stdout, &stderr)
+	code := serveCommand(context.Background(), []string{"--listen", ln.Addr().String()}, envMap(nil), &stdout, &stderr)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}

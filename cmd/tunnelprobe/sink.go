@@ -47,11 +47,6 @@ func (f *sinkFlags) register(fs *flag.FlagSet) {
 	fs.Var(cliflag.Addr(&f.stats, "", true), "stats", "`address` to serve the counters on as JSON (GET /); empty for none")
 }
 
-// runSink is the sink command.
-func runSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return sinkCommand(ctx, args, os.Getenv, stdout, stderr)
-}
-
 func sinkCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe sink"
 	if len(args) > 0 && args[0] == childMode {
