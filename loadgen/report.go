@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/units"
 )
 
 // Report is what `tunnelprobe load --json` writes. For a single run, the
@@ -144,20 +146,6 @@ func failureRate(r Result) float64 {
 	return 100 * float64(r.ProbeFailures) / float64(r.Probes)
 }
 
-// humanBytes formats n in decimal units, as throughput is.
-func humanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f %cB", float64(n)/float64(div), "kMGTP"[exp])
-}
-
 func latencyLine(p Percentiles) string {
 	return fmt.Sprintf("p50 %.2f  p90 %.2f  p99 %.2f  max %.2f", p.P50, p.P90, p.P99, p.Max)
 }
@@ -186,7 +174,7 @@ func WriteSummary(w io.Writer, r Result) error {
 	}
 	line("connections", "%d requested, %d achieved (%.1f%%)", r.ConnsRequested, r.ConnsAchieved, achieved)
 	line("throughput", "up %.2f Mbit/s, down %.2f Mbit/s (%s up, %s down)",
-		mbits(r.BytesUp, r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds), humanBytes(r.BytesUp), humanBytes(r.BytesDown))
+		mbits(r.BytesUp, r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds), units.Bytes(uint64(max(r.BytesUp, 0))), units.Bytes(uint64(max(r.BytesDown, 0))))
 	line("disruptions", "%d", r.Disruptions)
 	if kinds := sortedErrors(r.Errors); len(kinds) > 0 {
 		parts := make([]string, len(kinds))

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/units"
 )
 
 // Defaults for the zero fields of [Evidence].
@@ -217,34 +218,12 @@ func (e *evidence) await(ctx context.Context) verdict {
 	}
 }
 
-// amount writes bytes, and packets when counted: "1,204 packets (1.6 MB)".
+// amount writes bytes, and packets when counted: "1,204 packets (1.61 MB)".
 func amount(bytes, packets uint64) string {
-	b := humanBytes(bytes)
 	if packets == 0 {
-		return b
+		return units.Bytes(bytes)
 	}
-	return fmt.Sprintf("%s packets (%s)", thousands(packets), b)
-}
-
-func humanBytes(n uint64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// thousands writes n with commas: 1,204.
-func thousands(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return fmt.Sprintf("%s packets (%s)", units.Count(packets), units.Bytes(bytes))
 }
 
 func roundSeconds(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }

@@ -78,12 +78,12 @@ func kinds(vs []verdict) string {
 func TestEvidenceBusyTunnelPasses(t *testing.T) {
 	r := newEvidenceRig(t, Evidence{})
 	v := r.second(150_000, 90_000)
-	if !v.ok || v.err != nil || v.text != "traffic evidence: received 150 packets (150.0 kB) in the last 1s" {
+	if !v.ok || v.err != nil || v.text != "traffic evidence: received 150 packets (150.00 kB) in the last 1s" {
 		t.Fatalf("busy tunnel: %+v", v)
 	}
 	// Still a pass once the window is full: it counts the last 5 s.
 	got := r.seconds(10, 150_000, 90_000)
-	if kinds(got) != "PPPPPPPPPP" || !strings.Contains(got[9].text, "received 750 packets (750.0 kB) in the last 5s") {
+	if kinds(got) != "PPPPPPPPPP" || !strings.Contains(got[9].text, "received 750 packets (750.00 kB) in the last 5s") {
 		t.Errorf("busy tunnel: %s, last %q", kinds(got), got[9].text)
 	}
 }
@@ -98,7 +98,7 @@ func TestEvidenceDeadTunnelFailsAfterTheWindow(t *testing.T) {
 		t.Fatalf("dead tunnel: %s, want %s", kinds(got), want)
 	}
 	v := got[5]
-	if !errors.Is(v.err, ErrSilentTunnel) || !strings.Contains(v.err.Error(), "sent 120 packets (120.0 kB) in 5s, received nothing") {
+	if !errors.Is(v.err, ErrSilentTunnel) || !strings.Contains(v.err.Error(), "sent 120 packets (120.00 kB) in 5s, received nothing") {
 		t.Errorf("err %v", v.err)
 	}
 }

@@ -77,7 +77,7 @@ func TestEvidenceDecidesChecks(t *testing.T) {
 
 	second(200_000, 100_000)
 	code, body := get("/check/")
-	if code != http.StatusOK || body != "pass (traffic evidence: received 200.0 kB in the last 2s)" {
+	if code != http.StatusOK || body != "pass (traffic evidence: received 200.00 kB in the last 2s)" {
 		t.Errorf("busy: %d %q", code, body)
 	}
 	if code, body := get("/"); code != http.StatusOK || !strings.HasPrefix(body, "healthy (traffic evidence: received") {
@@ -96,7 +96,7 @@ func TestEvidenceDecidesChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := js.Checks["tunnel:connectivity"][0]
-	if code != http.StatusServiceUnavailable || c.DecidedBy != "evidence" || !strings.Contains(c.Output, "sending into silence: sent 160.0 kB in") {
+	if code != http.StatusServiceUnavailable || c.DecidedBy != "evidence" || !strings.Contains(c.Output, "sending into silence: sent 160.00 kB in") {
 		t.Errorf("dead: %d %+v", code, c)
 	}
 	if n := active.Load(); n != 0 {

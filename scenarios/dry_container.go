@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // DryContainer is a Container for a prober that only says what it would
@@ -12,13 +14,20 @@ import (
 // it a new ID ("c2", "c3", ...) and start time, at once, so probing goes on
 // as for a new container. Make one with NewDryContainer.
 type DryContainer struct {
+	clock   clockwork.Clock
 	mu      sync.Mutex
 	n       int
 	started time.Time
 }
 
-// NewDryContainer returns a DryContainer "c1" started now.
-func NewDryContainer() *DryContainer { return &DryContainer{n: 1, started: time.Now()} }
+// NewDryContainer returns a DryContainer "c1" started now on clock (nil:
+// the real clock), the prober's.
+func NewDryContainer(clock clockwork.Clock) *DryContainer {
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	return &DryContainer{clock: clock, n: 1, started: clock.Now()}
+}
 
 // ID returns "c" and the number of the container's incarnation.
 func (c *DryContainer) ID() string {
@@ -39,6 +48,6 @@ func (c *DryContainer) Restart(context.Context, string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n++
-	c.started = time.Now()
+	c.started = c.clock.Now()
 	return nil
 }

@@ -11,21 +11,6 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
-// container is a Container whose restart is immediate.
-type container struct {
-	clock   clockwork.Clock
-	n       int
-	started time.Time
-}
-
-func (c *container) ID() string           { return fmt.Sprintf("c%d", c.n) }
-func (c *container) StartedAt() time.Time { return c.started }
-func (c *container) Restart(ctx context.Context, reason string) error {
-	c.n++
-	c.started = c.clock.Now()
-	return nil
-}
-
 // A liveness probe with failureThreshold 2 against an endpoint that answers
 // 503: the second failure restarts the container, and the worker probes the
 // new one on the next tick. A fake clock stands in for the 10 s period.
@@ -49,7 +34,7 @@ func ExampleKubelet() {
 		OnDecision: func(d scenarios.Decision) {
 			fmt.Println(d.Time.Format("15:04:05"), d.ContainerID, d.Kind+":", d.Reason)
 		},
-	}, &container{clock: clock, n: 1, started: clock.Now()})
+	}, scenarios.NewDryContainer(clock))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -78,9 +63,10 @@ func ExampleKubelet() {
 
 // A DryContainer stands for a probed container that a restart only renames.
 func ExampleDryContainer() {
-	c := scenarios.NewDryContainer()
-	before := c.StartedAt()
+	clock := clockwork.NewFakeClock()
+	c := scenarios.NewDryContainer(clock)
+	clock.Advance(time.Minute)
 	_ = c.Restart(context.Background(), "liveness probe failed")
-	fmt.Println(c.ID(), !c.StartedAt().Before(before))
-	// Output: c2 true
+	fmt.Println(c.ID(), c.StartedAt().Sub(clock.Now()))
+	// Output: c2 0s
 }

@@ -197,7 +197,7 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 		var f loadFlags
 		f.register(fs)
 		if err = cliflag.Parse(fs, args[1:], getenv, loadExclusive...); err == nil {
-			err = f.check(cliflag.Given(fs))
+			err = f.finish(cliflag.Given(fs))
 		}
 		return fs, &f, orArgs(fs, err)
 	case "sink":

@@ -78,7 +78,7 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.Var(cliflag.Int(&f.procs, 1, 1), "procs", "`count` of processes to split the connections over (each has its own open-file limit)")
 	fs.Var(cliflag.Func(&s.Sources, loadgen.ParseSources, formatAddrs), "source",
 		"source `addresses` to spread connections over, a range 127.0.0.2-127.0.0.9 or a comma list (direct path only)")
-	fs.Var(cliflag.Func(&s.Probe, parseLoadProbe, func(s string) string { return s }), "probe",
+	fs.Var(cliflag.String(&s.Probe, parseLoadProbe), "probe",
 		"health check `url` to run under load through the same path: tls://host:port or tcp://host:port")
 	fs.Var(cliflag.Duration(&s.ProbeEvery, time.Second, false), "probe-every", "`duration` between probes")
 	fs.Var(cliflag.Duration(&s.ProbeTimeout, 10*time.Second, false), "probe-timeout", "`duration` after which a probe counts as failed")
@@ -90,9 +90,11 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.Var(cliflag.OutputFile(&f.plotOut), "plot", "write a PNG `file`: a run over time, or a sweep's probe latency against connections")
 }
 
-// check reports the first inconsistency between flags, naming them.
-// set holds the flags given on the command line or in the environment.
-func (f *loadFlags) check(set map[string]bool) error {
+// finish completes spec with what flags outside it say (--reconnect,
+// --tls-ca) and reports the first inconsistency between flags, naming
+// them. set holds the flags given on the command line or in the
+// environment.
+func (f *loadFlags) finish(set map[string]bool) error {
 	s := &f.spec
 	s.NoReconnect, s.ProbeCAPEM = !f.reconnect, f.tlsCA.PEM
 	switch {
@@ -139,7 +141,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, loadUsage, stdout, stderr, loadExclusive...); !ok {
 		return code
 	}
-	if err := f.check(cliflag.Given(fs)); err != nil {
+	if err := f.finish(cliflag.Given(fs)); err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
 

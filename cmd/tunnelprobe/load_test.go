@@ -388,7 +388,7 @@ func TestChildConfig(t *testing.T) {
 		"--duration", "3s", "--probe-every", "250ms"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.check(cliflag.Given(fs)); err != nil {
+	if err := f.finish(cliflag.Given(fs)); err != nil {
 		t.Fatal(err)
 	}
 	spec := f.spec

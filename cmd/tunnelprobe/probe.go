@@ -97,7 +97,7 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		defer cancel()
 	}
 	p := &probePrinter{w: stdout, count: f.count, stop: cancel}
-	c := scenarios.NewDryContainer()
+	c := scenarios.NewDryContainer(nil)
 
 	if f.docker {
 		timeout := 30 * time.Second

@@ -70,6 +70,11 @@ func (v *funcValue[T]) Set(s string) error {
 	return nil
 }
 
+// String is Func for a string checked by parse, shown as it is.
+func String(p *string, parse func(string) (string, error)) flag.Value {
+	return Func(p, parse, func(s string) string { return s })
+}
+
 // Duration sets *p to def and returns a flag value for it that rejects
 // negative durations, and zero unless allowZero.
 func Duration(p *time.Duration, def time.Duration, allowZero bool) flag.Value {
@@ -149,14 +154,14 @@ func IntList(p *[]int, least int) flag.Value {
 // choices only.
 func Choice(p *string, def string, choices ...string) flag.Value {
 	*p = def
-	return Func(p, func(s string) (string, error) {
+	return String(p, func(s string) (string, error) {
 		for _, c := range choices {
 			if s == c {
 				return s, nil
 			}
 		}
 		return "", fmt.Errorf("want one of %s", strings.Join(choices, ", "))
-	}, func(s string) string { return s })
+	})
 }
 
 // Addr sets *p to def and returns a flag value for it that takes a
@@ -164,7 +169,7 @@ func Choice(p *string, def string, choices ...string) flag.Value {
 // the flag rather than a failure to listen. With allowEmpty, "" means none.
 func Addr(p *string, def string, allowEmpty bool) flag.Value {
 	*p = def
-	return Func(p, func(s string) (string, error) {
+	return String(p, func(s string) (string, error) {
 		if s == "" && allowEmpty {
 			return s, nil
 		}
@@ -176,7 +181,7 @@ func Addr(p *string, def string, allowEmpty bool) flag.Value {
 			return "", fmt.Errorf("port %q is not a number from 0 to 65535", port)
 		}
 		return s, nil
-	}, func(s string) string { return s })
+	})
 }
 
 // AddrVar defines an Addr flag on fs and returns where it is stored.
@@ -190,7 +195,7 @@ func AddrVar(fs *flag.FlagSet, name, def string, allowEmpty bool, usage string) 
 // write, whose directory must exist: found when the flag is set rather than
 // after a run of many minutes. "" means none.
 func OutputFile(p *string) flag.Value {
-	return Func(p, func(s string) (string, error) {
+	return String(p, func(s string) (string, error) {
 		if s == "" {
 			return s, nil
 		}
@@ -198,5 +203,5 @@ func OutputFile(p *string) flag.Value {
 			return "", errors.New("no such directory")
 		}
 		return s, nil
-	}, func(s string) string { return s })
+	})
 }

@@ -69,9 +69,6 @@ func New(check middleware.Checker, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Monitor returns the server's monitor, to read its state.
-func (s *Server) Monitor() *middleware.Monitor { return s.mon }
-
 // Serve runs the monitor's loop and serves its endpoints on ln until ctx
 // ends, then shuts down and returns nil once nothing it started runs any
 // more. It returns an error when serving fails for good; the loop is

@@ -3,11 +3,16 @@ package server_test
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
@@ -35,18 +40,9 @@ func TestHealCommandConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	_, stop := serve(t, srv)
 	<-healEnded // the first heal
 	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 	if _, err := os.Stat(healed); err != nil {
 		t.Errorf("the heal command did not run: %v", err)
 	}
@@ -57,5 +53,67 @@ func TestHealCommandConfig(t *testing.T) {
 	}
 	if log.String() == "" {
 		t.Error("nothing logged")
+	}
+}
+
+// collectingSource is a CounterSource that also collects metrics of its
+// own, as a WireGuard device does its peers'.
+type collectingSource struct{ desc *prometheus.Desc }
+
+func (collectingSource) ReadCounters() (middleware.Counters, error) {
+	return middleware.Counters{RxBytes: 1500, TxBytes: 900, RxPackets: 3, TxPackets: 2}, nil
+}
+func (s collectingSource) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+func (s collectingSource) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, 42)
+}
+
+// TestMetricsWithEvidence: with traffic evidence, /metrics carries the
+// tunnel's counters and whatever its source collects.
+func TestMetricsWithEvidence(t *testing.T) {
+	src := collectingSource{desc: prometheus.NewDesc("test_peer_handshake_age_seconds", "test", nil, nil)}
+	srv, err := server.New(middleware.CheckerFunc(func(context.Context) error { return nil }), server.Config{
+		Monitor: middleware.Config{Mode: middleware.ModeProbe, Evidence: &middleware.Evidence{Source: src}},
+		Metrics: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop := serve(t, srv)
+	defer stop()
+	resp, err := http.Get("http://" + addr + server.MetricsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+	for _, line := range []string{
+		"tunnelprobe_tunnel_received_bytes_total 1500", "tunnelprobe_tunnel_sent_bytes_total 900",
+		"tunnelprobe_tunnel_received_packets_total 3", "tunnelprobe_tunnel_sent_packets_total 2",
+		"test_peer_handshake_age_seconds 42",
+	} {
+		if !strings.Contains(string(body), "\n"+line+"\n") {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+}
+
+// serve runs srv on a loopback listener until stop, which checks that Serve
+// returned nil; it returns the address.
+func serve(t *testing.T, srv *server.Server) (addr string, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	return ln.Addr().String(), func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
