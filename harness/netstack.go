@@ -177,6 +177,10 @@ func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
 		if len(p) == 0 {
 			continue
 		}
+		// Counted on arrival, before the stack can act on the packet: a
+		// reader it wakes must find it counted.
+		t.rxPackets.Add(1)
+		t.rxBytes.Add(uint64(len(p)))
 		pkb := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
 		switch p[0] >> 4 {
 		case 4:
@@ -188,8 +192,6 @@ func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
 			return 0, syscall.EAFNOSUPPORT
 		}
 		pkb.DecRef()
-		t.rxPackets.Add(1)
-		t.rxBytes.Add(uint64(len(p)))
 	}
 	return len(bufs), nil
 }
