@@ -133,7 +133,9 @@ func TestProbeDurationAndEnv(t *testing.T) {
 	t.Parallel()
 	url := statusServer(t, http.StatusInternalServerError)
 	env := map[string]string{"TUNNELPROBE_URL": url, "TUNNELPROBE_PERIOD": "10ms", "TUNNELPROBE_FAILURE_THRESHOLD": "1"}
-	code, stdout, _ := runProbeCmd(context.Background(), env, "--duration", "300ms")
+	// 2 s, not less: under -race beside the scenario tests, 300 ms once
+	// passed without a single probe.
+	code, stdout, _ := runProbeCmd(context.Background(), env, "--duration", "2s")
 	if code != 1 || !strings.Contains(stdout, "would restart") {
 		t.Errorf("exit %d, want 1 with a restart:\n%s", code, stdout)
 	}
