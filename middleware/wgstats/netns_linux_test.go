@@ -5,89 +5,35 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"golang.org/x/sys/unix"
 	"golang.zx2c4.com/wireguard/conn"
 	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/ipc"
 	"golang.zx2c4.com/wireguard/tun"
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/wgstats"
 )
 
-// unavailable skips the test, or fails it where kernel devices are
-// required (TUNNELPROBE_REQUIRE_DOCKER=1, as in CI).
-func unavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("TUNNELPROBE_REQUIRE_DOCKER") == "1" {
-		t.Fatalf("kernel devices required: "+format, args...)
-	}
-	t.Skipf("kernel devices unavailable: "+format, args...)
+// nsBind opens its sockets in network namespace ns, whichever goroutine
+// asks: wireguard-go opens them again when its TUN device goes down and up,
+// from the goroutine that reads the device's events, on any thread.
+type nsBind struct {
+	conn.Bind
+	ns string
 }
 
-func ip(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+func (b nsBind) Open(port uint16) (fns []conn.ReceiveFunc, actual uint16, err error) {
+	if nsErr := netnstest.Do(b.ns, func() { fns, actual, err = b.Bind.Open(port) }); nsErr != nil {
+		return nil, 0, nsErr
 	}
-}
-
-// newNetns creates a network namespace for the test and deletes it, with
-// every device in it, when the test ends.
-func newNetns(t *testing.T, suffix string) string {
-	t.Helper()
-	name := fmt.Sprintf("tp%d%s", os.Getpid(), suffix)
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		unavailable(t, "ip netns add: %v: %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	ip(t, "-n", name, "link", "set", "lo", "up")
-	return name
-}
-
-// inNetns runs f on a thread in network namespace ns. Sockets and devices
-// f creates stay there.
-func inNetns(t *testing.T, ns string, f func()) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			done <- err
-			return
-		}
-		defer orig.Close()
-		target, err := os.Open("/var/run/netns/" + ns)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- err
-			return
-		}
-		f()
-		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- err // the thread stays locked and dies with the goroutine
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- nil
-	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	return fns, actual, err
 }
 
 // startWireGuard runs wireguard-go on a kernel TUN device name in ns, with
@@ -98,12 +44,12 @@ func startWireGuard(t *testing.T, ns, name, addr string, port int, key wgtypes.K
 	var dev *device.Device
 	var uapi net.Listener
 	var err error
-	inNetns(t, ns, func() {
+	netnstest.Run(t, ns, func() {
 		var td tun.Device
 		if td, err = tun.CreateTUN(name, 1420); err != nil {
 			return
 		}
-		dev = device.NewDevice(td, conn.NewDefaultBind(), device.NewLogger(device.LogLevelSilent, ""))
+		dev = device.NewDevice(td, nsBind{conn.NewDefaultBind(), ns}, device.NewLogger(device.LogLevelSilent, ""))
 		cfg := fmt.Sprintf("private_key=%s\nlisten_port=%d\npublic_key=%s\nallowed_ip=10.232.0.0/24\nendpoint=%s\n",
 			hex.EncodeToString(key[:]), port, hex.EncodeToString(peer[:]), endpoint)
 		if err = dev.IpcSet(cfg); err != nil {
@@ -115,7 +61,7 @@ func startWireGuard(t *testing.T, ns, name, addr string, port int, key wgtypes.K
 		if dev != nil {
 			dev.Close()
 		}
-		unavailable(t, "wireguard-go on a TUN device: %v", err)
+		netnstest.Unavailable(t, "wireguard-go on a TUN device: %v", err)
 	}
 	file, err := ipc.UAPIOpen(name)
 	if err == nil {
@@ -141,26 +87,20 @@ func startWireGuard(t *testing.T, ns, name, addr string, port int, key wgtypes.K
 		<-served
 		dev.Close()
 	})
-	ip(t, "-n", ns, "addr", "add", addr, "dev", name)
-	ip(t, "-n", ns, "link", "set", name, "up")
+	netnstest.IP(t, "-n", ns, "addr", "add", addr, "dev", name)
+	netnstest.IP(t, "-n", ns, "link", "set", name, "up")
 }
 
 // TestKernelDevices checks both kernel sources on real devices: a veth pair
 // between two namespaces the test creates, and a wg0 of wireguard-go on a
 // kernel TUN device in each, read through /proc and through wgctrl.
 func TestKernelDevices(t *testing.T) {
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		unavailable(t, "needs Linux and root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		unavailable(t, "no ip command")
-	}
-	a, b := newNetns(t, "a"), newNetns(t, "b")
-	ip(t, "link", "add", "tpveth-a", "netns", a, "type", "veth", "peer", "name", "tpveth-b", "netns", b)
-	ip(t, "-n", a, "addr", "add", "10.231.0.1/30", "dev", "tpveth-a")
-	ip(t, "-n", b, "addr", "add", "10.231.0.2/30", "dev", "tpveth-b")
-	ip(t, "-n", a, "link", "set", "tpveth-a", "up")
-	ip(t, "-n", b, "link", "set", "tpveth-b", "up")
+	a, b := netnstest.New(t, "a"), netnstest.New(t, "b")
+	netnstest.IP(t, "link", "add", "tpveth-a", "netns", a, "type", "veth", "peer", "name", "tpveth-b", "netns", b)
+	netnstest.IP(t, "-n", a, "addr", "add", "10.231.0.1/30", "dev", "tpveth-a")
+	netnstest.IP(t, "-n", b, "addr", "add", "10.231.0.2/30", "dev", "tpveth-b")
+	netnstest.IP(t, "-n", a, "link", "set", "tpveth-a", "up")
+	netnstest.IP(t, "-n", b, "link", "set", "tpveth-b", "up")
 
 	keyA, _ := wgtypes.GeneratePrivateKey()
 	keyB, _ := wgtypes.GeneratePrivateKey()
@@ -169,7 +109,7 @@ func TestKernelDevices(t *testing.T) {
 	startWireGuard(t, b, wgB, "10.232.0.2/24", 51820, keyB, keyA.PublicKey(), "10.231.0.1:51820")
 
 	read := func(ns, iface string) (c middleware.Counters) {
-		inNetns(t, ns, func() {
+		netnstest.Run(t, ns, func() {
 			var err error
 			if c, err = middleware.InterfaceCounters(iface).ReadCounters(); err != nil {
 				t.Error(err)
@@ -181,7 +121,7 @@ func TestKernelDevices(t *testing.T) {
 
 	// 50 UDP datagrams from a to b through the tunnel, answered by b.
 	var got int
-	inNetns(t, b, func() {
+	netnstest.Run(t, b, func() {
 		pc, err := net.ListenPacket("udp4", "10.232.0.2:9999")
 		if err != nil {
 			t.Fatal(err)
@@ -199,15 +139,28 @@ func TestKernelDevices(t *testing.T) {
 			}
 		}()
 	})
-	inNetns(t, a, func() {
+	netnstest.Run(t, a, func() {
 		c, err := net.Dial("udp4", "10.232.0.2:9999")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		buf := make([]byte, 100)
+		// The first datagram waits for the handshake, which may need a
+		// second try (5 s later) and lose it: send until one comes back.
+		for try := 1; ; try++ {
+			_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+			if _, err := c.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Read(buf); err == nil {
+				break
+			} else if try == 15 {
+				t.Fatalf("no echo through the tunnel in %d tries: %v", try, err)
+			}
+		}
 		for range 50 {
-			_ = c.SetDeadline(time.Now().Add(10 * time.Second)) // the first waits for the handshake
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 			if _, err := c.Write(buf); err != nil {
 				t.Fatal(err)
 			}
