@@ -124,10 +124,12 @@ func (l *Lab) Client() *Client { return l.client }
 // CA().PEM for other processes.
 func (l *Lab) CA() *CA { return l.server.CA() }
 
-// TLSAddr, SinkAddr and EchoAddr are the in-tunnel service addresses.
+// TLSAddr, SinkAddr, EchoAddr and DNSAddr are the in-tunnel service
+// addresses.
 func (l *Lab) TLSAddr() netip.AddrPort  { return l.server.TLSAddr() }
 func (l *Lab) SinkAddr() netip.AddrPort { return l.server.SinkAddr() }
 func (l *Lab) EchoAddr() netip.AddrPort { return l.server.EchoAddr() }
+func (l *Lab) DNSAddr() netip.AddrPort  { return l.server.DNSAddr() }
 
 // SOCKS5Addr is the SOCKS5 ingress address, nil without one.
 func (l *Lab) SOCKS5Addr() net.Addr {

@@ -23,6 +23,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+	"gvisor.dev/gvisor/pkg/waiter"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
@@ -209,9 +210,17 @@ func (t *netTUN) Close() error {
 	return nil
 }
 
-// DialContext dials a TCP or UDP address inside the tunnel. The host is an
-// IP address or one of the lab's names.
+// DialContext dials a TCP or UDP address inside the tunnel, or with network
+// "ping4" or "ping6" opens an ICMP echo socket to a host (see dialPing).
+// The host is an IP address or one of the lab's names.
 func (t *netTUN) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if network == "ping4" || network == "ping6" {
+		c, err := t.dialPing(address)
+		if err != nil {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		return c, nil
+	}
 	ap, err := t.resolve(address)
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
@@ -226,6 +235,34 @@ func (t *netTUN) DialContext(ctx context.Context, network, address string) (net.
 	return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
 }
 
+// dialPing opens an ICMP echo socket connected to host, which behaves as
+// Linux's unprivileged ping sockets do: each Write sends one echo request
+// (the stack sets its identifier and checksum), each Read returns one echo
+// reply to it, ICMP header first.
+func (t *netTUN) dialPing(host string) (net.Conn, error) {
+	a, err := t.resolveHost(host)
+	if err != nil {
+		return nil, err
+	}
+	transport, network := icmp.ProtocolNumber4, ipv4.ProtocolNumber
+	if a.Is6() {
+		transport, network = icmp.ProtocolNumber6, ipv6.ProtocolNumber
+	}
+	var wq waiter.Queue
+	ep, terr := t.stack.NewEndpoint(transport, network, &wq)
+	if terr != nil {
+		return nil, fmt.Errorf("ICMP endpoint: %v", terr)
+	}
+	fa, _ := fullAddr(netip.AddrPortFrom(a, 0))
+	if terr := ep.Connect(fa); terr != nil {
+		ep.Close()
+		return nil, fmt.Errorf("ICMP connect: %v", terr)
+	}
+	// gonet's datagram conn serves any datagram endpoint, deadlines
+	// included.
+	return gonet.NewUDPConn(&wq, ep), nil
+}
+
 func (t *netTUN) resolve(address string) (netip.AddrPort, error) {
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
@@ -235,20 +272,33 @@ func (t *netTUN) resolve(address string) (netip.AddrPort, error) {
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("bad port %q", port)
 	}
+	a, err := t.resolveHost(host)
+	return netip.AddrPortFrom(a, uint16(p)), err
+}
+
+// resolveHost returns the address of host: an IP address, or one of the
+// lab's names.
+func (t *netTUN) resolveHost(host string) (netip.Addr, error) {
 	a, err := netip.ParseAddr(host)
 	if err != nil {
 		var ok bool
 		if a, ok = t.hosts[host]; !ok {
-			return netip.AddrPort{}, &net.DNSError{Err: "no such host in the lab", Name: host, IsNotFound: true}
+			return netip.Addr{}, &net.DNSError{Err: "no such host in the lab", Name: host, IsNotFound: true}
 		}
 	}
-	return netip.AddrPortFrom(a.Unmap(), uint16(p)), nil
+	return a.Unmap(), nil
 }
 
 // ListenTCP listens inside the tunnel.
 func (t *netTUN) ListenTCP(ap netip.AddrPort) (net.Listener, error) {
 	fa, proto := fullAddr(ap)
 	return gonet.ListenTCP(t.stack, fa, proto)
+}
+
+// ListenUDP opens a UDP socket inside the tunnel.
+func (t *netTUN) ListenUDP(ap netip.AddrPort) (net.PacketConn, error) {
+	fa, proto := fullAddr(ap)
+	return gonet.DialUDP(t.stack, &fa, nil, proto)
 }
 
 func fullAddr(ap netip.AddrPort) (tcpip.FullAddress, tcpip.NetworkProtocolNumber) {

@@ -26,8 +26,9 @@ var (
 
 const (
 	TLSPort  = 443
-	SinkPort = 9 // discard
-	EchoPort = 7 // echo
+	SinkPort = 9  // discard
+	EchoPort = 7  // echo
+	DNSPort  = 53 // the lab's names, over UDP
 	// DefaultMTU is the tunnel MTU, WireGuard's usual 1420.
 	DefaultMTU = 1420
 	// TLSHost and SinkHost are names the client's Dial resolves to the
@@ -142,8 +143,9 @@ type ServerConfig struct {
 }
 
 // Server is the server peer: a WireGuard device whose netstack hosts the TLS
-// target on TLSPort, a discarding sink on SinkPort and an echoing sink on
-// EchoPort.
+// target on TLSPort, a discarding sink on SinkPort, an echoing sink on
+// EchoPort and a DNS server for the lab's names on DNSPort (UDP); the
+// netstack answers ICMP echo requests to its address.
 type Server struct {
 	cfg    ServerConfig
 	ca     *CA
@@ -154,6 +156,7 @@ type Server struct {
 	sink, echo   sink.Server
 	stopSinks    context.CancelFunc
 	sinksStopped sync.WaitGroup
+	dns          net.PacketConn
 }
 
 // NewServer returns a Server; it starts nothing until Start.
@@ -229,6 +232,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 		s.sinksStopped.Go(func() { _ = x.sink.Serve(sinkCtx, ln) })
 	}
+	if s.dns, err = p.tun.ListenUDP(s.DNSAddr()); err != nil {
+		return fmt.Errorf("harness: DNS listen: %w", err)
+	}
+	s.sinksStopped.Go(func() { serveDNS(s.dns, labHosts(s.cfg.Addr)) })
 	return nil
 }
 
@@ -241,10 +248,13 @@ func (s *Server) Close() error {
 	if s.target != nil {
 		errs = append(errs, s.target.Close())
 	}
+	if s.dns != nil {
+		s.dns.Close() // ends serveDNS
+	}
 	if s.stopSinks != nil {
 		s.stopSinks()
-		s.sinksStopped.Wait()
 	}
+	s.sinksStopped.Wait()
 	s.peer.close()
 	s.peer = nil
 	return errors.Join(errs...)
@@ -263,6 +273,9 @@ func (s *Server) CA() *CA { return s.ca }
 func (s *Server) TLSAddr() netip.AddrPort  { return netip.AddrPortFrom(s.cfg.Addr, TLSPort) }
 func (s *Server) SinkAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, SinkPort) }
 func (s *Server) EchoAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, EchoPort) }
+
+// DNSAddr is the in-tunnel address of the DNS server (UDP).
+func (s *Server) DNSAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, DNSPort) }
 
 // SinkStats are the counters of the discarding sink.
 func (s *Server) SinkStats() sink.Stats { return s.sink.Stats() }
@@ -375,8 +388,10 @@ const restartPause = 20 * time.Millisecond
 var ErrClientDown = errors.New("harness: client peer is down")
 
 // DialContext connects to address inside the tunnel; network is tcp or udp,
-// the host an IP address or TLSHost/SinkHost. A Client is a
-// middleware.Dialer.
+// the host an IP address or TLSHost/SinkHost; or with network ping4 or
+// ping6 it opens an ICMP echo socket to a host (address without a port):
+// each Write sends one echo request, each Read returns one reply. A Client
+// is a middleware.Dialer, for every check in package middleware.
 func (c *Client) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	c.mu.RLock()
 	p := c.peer

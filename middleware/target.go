@@ -25,7 +25,7 @@ type TargetOptions struct {
 }
 
 // Kinds of check a target can name.
-var targetKinds = []string{"tcp", "tls", "http", "dns"}
+var targetKinds = []string{"tcp", "tls", "http", "dns", "icmp", "udp-dns"}
 
 // ParseTarget returns the check target names, the one syntax of a check
 // target for serve --target, load --probe and anything else that takes one:
@@ -34,17 +34,21 @@ var targetKinds = []string{"tcp", "tls", "http", "dns"}
 //	tls://host[:port]        a dial and a verified TLS handshake (TLSCheck); port 443 when missing
 //	http://... https://...   a GET answered 2xx or 3xx (HTTPCheck)
 //	dns://name               a lookup of name (DNSCheck); dns://server[:port]/name asks that server
+//	icmp://host              an ICMP echo (ICMPCheck)
+//	udp-dns://server[:port][/name]
+//	                         one DNS query over UDP to server, any answer passes (DNSQueryCheck)
 //
-// A target without a scheme is checked as kind says (tcp, tls, http or dns),
-// as serve's --check does: host[:port] for tcp and tls (port 443 when
-// missing), a host name for dns. Errors say what was expected.
+// A target without a scheme is checked as kind says (tcp, tls, http, dns,
+// icmp or udp-dns), as serve's --check does: host[:port] for tcp and tls
+// (port 443 when missing), a host name for dns and icmp, server[/name] for
+// udp-dns. Errors say what was expected.
 func ParseTarget(target, kind string, opts TargetOptions) (Checker, error) {
 	scheme, rest, hasScheme := strings.Cut(target, "://")
 	if !hasScheme {
 		switch kind {
 		case "http":
 			return nil, errors.New("not an http or https URL")
-		case "tcp", "tls", "dns":
+		case "tcp", "tls", "dns", "icmp", "udp-dns":
 			scheme, rest = kind, target
 		default:
 			return nil, fmt.Errorf("no scheme, and the kind %q is not one of %s", kind, strings.Join(targetKinds, ", "))
@@ -84,18 +88,32 @@ func ParseTarget(target, kind string, opts TargetOptions) (Checker, error) {
 			return nil, errors.New("not a host name: want dns://name or dns://server/name")
 		}
 		return DNSCheck{Host: name, Server: server, Dialer: opts.Dialer}, nil
+	case "icmp":
+		host := strings.TrimSuffix(rest, "/")
+		if host == "" || strings.ContainsAny(host, "/?#@ ") || strings.Count(host, ":") == 1 {
+			return nil, errors.New("not a host: want icmp://host, with no port")
+		}
+		return ICMPCheck{Address: host, Dialer: opts.Dialer}, nil
+	case "udp-dns":
+		server, name, _ := strings.Cut(rest, "/")
+		if _, _, err := net.SplitHostPort(WithDefaultPort(server, "53")); err != nil || server == "" || strings.ContainsAny(name, "/: ") {
+			return nil, errors.New("not a server: want udp-dns://server[:port][/name]")
+		}
+		return DNSQueryCheck{Server: server, Name: name, Dialer: opts.Dialer}, nil
 	}
-	return nil, fmt.Errorf("unknown scheme %q: want tcp, tls, http, https or dns", scheme)
+	return nil, fmt.Errorf("unknown scheme %q: want tcp, tls, http, https, dns, icmp or udp-dns", scheme)
 }
 
 // DefaultTarget returns what a check of kind checks when given no target:
-// Cloudflare, a host that answers tcp, tls, http and dns.
+// Cloudflare, whose hosts answer every kind.
 func DefaultTarget(kind string) string {
 	switch kind {
 	case "http":
 		return "https://cloudflare.com/"
 	case "dns":
 		return "cloudflare.com"
+	case "icmp", "udp-dns":
+		return "1.1.1.1"
 	}
 	return "cloudflare.com:443"
 }

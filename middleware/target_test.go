@@ -26,6 +26,12 @@ func TestParseTarget(t *testing.T) {
 		{"cloudflare.com", "tcp", middleware.TCPCheck{Address: "cloudflare.com:443"}},
 		{"127.0.0.1:1", "tcp", middleware.TCPCheck{Address: "127.0.0.1:1"}},
 		{"cloudflare.com", "dns", middleware.DNSCheck{Host: "cloudflare.com", Server: "10.0.0.53"}},
+		{"icmp://10.0.0.1", "", middleware.ICMPCheck{Address: "10.0.0.1"}},
+		{"icmp://[::1]/", "", middleware.ICMPCheck{Address: "[::1]"}},
+		{"one.one.one.one", "icmp", middleware.ICMPCheck{Address: "one.one.one.one"}},
+		{"udp-dns://1.1.1.1", "", middleware.DNSQueryCheck{Server: "1.1.1.1"}},
+		{"udp-dns://10.99.0.1:5353/tls.lab", "", middleware.DNSQueryCheck{Server: "10.99.0.1:5353", Name: "tls.lab"}},
+		{"9.9.9.9/example.test", "udp-dns", middleware.DNSQueryCheck{Server: "9.9.9.9", Name: "example.test"}},
 	} {
 		got, err := middleware.ParseTarget(tc.target, tc.kind, opts)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
@@ -44,6 +50,10 @@ func TestParseTarget(t *testing.T) {
 		{"a/b", "dns", "host name"},
 		{"x", "", "no scheme"},
 		{"example.com/path", "tls", "nothing after the port"},
+		{"icmp://10.0.0.1:7", "", "no port"},
+		{"icmp://", "", "want icmp://host"},
+		{"udp-dns://", "", "udp-dns://server"},
+		{"1.1.1.1/a/b", "udp-dns", "udp-dns://server"},
 	} {
 		if _, err := middleware.ParseTarget(tc.target, tc.kind, opts); err == nil || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("ParseTarget(%q, %q): %v, want an error saying %q", tc.target, tc.kind, err, tc.mention)
@@ -52,7 +62,7 @@ func TestParseTarget(t *testing.T) {
 }
 
 func FuzzParseTarget(f *testing.F) {
-	for _, s := range []string{"tcp://127.0.0.1:9", "tls://x", "https://x/", "dns://s/n", "host:1", "[::1]"} {
+	for _, s := range []string{"tcp://127.0.0.1:9", "tls://x", "https://x/", "dns://s/n", "host:1", "[::1]", "icmp://h", "udp-dns://s:53/n"} {
 		f.Add(s, "tls")
 	}
 	f.Fuzz(func(t *testing.T, target, kind string) {

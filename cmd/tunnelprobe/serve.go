@@ -75,12 +75,14 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 // registerCheck registers the flags that say what to check.
 func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
 	fs.Var(&f.targets, "target", "`target` to check, repeatable: tcp://host:port, tls://host[:port], http(s)://..., dns://[server/]name,\n"+
-		"or without a scheme as --check says: host[:port] for tcp and tls (port 443 when missing), a URL for http,\n"+
-		"a host name for dns; several pass when any one does\n"+
-		"(default cloudflare.com:443, https://cloudflare.com/ for http, cloudflare.com for dns)")
-	fs.Var(cliflag.Choice(&f.check, "tls", "tcp", "tls", "http", "dns"), "check",
+		"icmp://host, udp-dns://server[:port][/name], or without a scheme as --check says: host[:port] for tcp and tls\n"+
+		"(port 443 when missing), a URL for http, a host name for dns and icmp, server[/name] for udp-dns;\n"+
+		"several pass when any one does (default cloudflare.com:443, https://cloudflare.com/ for http,\n"+
+		"cloudflare.com for dns, 1.1.1.1 for icmp and udp-dns)")
+	fs.Var(cliflag.Choice(&f.check, "tls", "tcp", "tls", "http", "dns", "icmp", "udp-dns"), "check",
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
-			"http (a GET answered 2xx or 3xx), dns (a lookup)")
+			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
+			"udp-dns (one DNS query over UDP, any answer passes)")
 	fs.TextVar(&f.tlsCA, "tls-ca", middleware.CAFile{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")

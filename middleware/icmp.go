@@ -1,0 +1,176 @@
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/icmp"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+)
+
+// ErrICMPNotPermitted is wrapped by the error of an ICMPCheck on the host
+// network where the kernel refuses this process an unprivileged ICMP
+// socket. Check for it with errors.Is to fall back to another check, as
+// the upstream VPN client falls back to a DNS query (see [Fallback]).
+var ErrICMPNotPermitted = errors.New("ICMP not permitted")
+
+// ICMPCheck passes when Address answers an ICMP echo request: the lightest
+// check there is, one small packet each way and no connection, which a
+// firewall or a provider may block, though.
+//
+// Without a Dialer it uses the host's unprivileged ICMP socket (Linux's
+// "ping socket"), which needs no privilege but is open only to the groups
+// in the kernel setting net.ipv4.ping_group_range; elsewhere it fails with
+// an error wrapping ErrICMPNotPermitted that says so. With a Dialer the
+// echo goes through it: DialContext(ctx, "ping4" or "ping6", host) must
+// return a connection that sends each Write as one ICMP message and reads
+// replies, as a WireGuard netstack's does (harness.Client,
+// wireguard-go's netstack.Net); a Dialer without ICMP (a SOCKS5 proxy)
+// fails every check with its own error.
+//
+// The reply must carry the request's sequence number and data; its
+// identifier is not compared, since ping sockets set their own. Other ICMP
+// messages, such as destination unreachable, are ignored: the deadline
+// decides. An ICMPCheck is safe for concurrent use.
+type ICMPCheck struct {
+	// Address is the host to ping: an IP address, or a name resolved by
+	// the Dialer (by the host's resolver without one).
+	Address string
+	// Dialer carries the echo; nil means the host's ICMP socket.
+	Dialer Dialer
+}
+
+var _ Checker = ICMPCheck{}
+
+// echoSeq numbers the echo requests of every ICMPCheck of the process.
+var echoSeq atomic.Uint32
+
+// Check sends one echo request and waits for its reply until ctx ends.
+func (c ICMPCheck) Check(ctx context.Context) error {
+	conn, v6, err := c.dial(ctx)
+	if err != nil {
+		return newStepError(ctx, "icmp", c.Address, "socket", err)
+	}
+	defer conn.Close()
+	// A read blocks until the deadline: ctx's, or now once ctx is
+	// cancelled.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })()
+
+	req := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{Seq: int(echoSeq.Add(1) & 0xffff), Data: make([]byte, 16)}}
+	proto := 1 // ICMP for IPv4
+	if v6 {
+		req.Type, proto = ipv6.ICMPTypeEchoRequest, 58
+	}
+	echo := req.Body.(*icmp.Echo)
+	_, _ = rand.Read(echo.Data)
+	b, err := req.Marshal(nil) // the socket fills in an IPv6 checksum
+	if err != nil {
+		return newStepError(ctx, "icmp", c.Address, "echo", err)
+	}
+	if _, err := conn.Write(b); err != nil {
+		return newStepError(ctx, "icmp", c.Address, "echo", err)
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, err := conn.Read(buf)
+		if err != nil {
+			return newStepError(ctx, "icmp", c.Address, "echo reply", err)
+		}
+		m, err := icmp.ParseMessage(proto, buf[:n])
+		if err != nil {
+			continue // not ICMP: not ours
+		}
+		if r, ok := m.Body.(*icmp.Echo); ok && (m.Type == ipv4.ICMPTypeEchoReply || m.Type == ipv6.ICMPTypeEchoReply) &&
+			r.Seq == echo.Seq && bytes.Equal(r.Data, echo.Data) {
+			return nil
+		}
+	}
+}
+
+// dial opens the echo socket, through the Dialer or the host's, and says
+// whether it speaks ICMPv6.
+func (c ICMPCheck) dial(ctx context.Context) (conn net.Conn, v6 bool, err error) {
+	host := strings.TrimSuffix(strings.TrimPrefix(c.Address, "["), "]")
+	ip, err := netip.ParseAddr(host)
+	if c.Dialer != nil {
+		v6 = err == nil && ip.Unmap().Is6()
+		network := "ping4"
+		if v6 {
+			network = "ping6"
+		}
+		conn, err = dialLive(ctx, c.Dialer, network, host)
+		return conn, v6, err
+	}
+	if err != nil {
+		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, false, err
+		}
+		ip = ips[0] // LookupNetIP returns an error rather than no address
+	}
+	ip = ip.Unmap()
+	conn, err = listenHostPing(ip)
+	return conn, ip.Is6(), err
+}
+
+// listenHostPing opens an unprivileged ICMP socket towards ip.
+func listenHostPing(ip netip.Addr) (net.Conn, error) {
+	network, laddr := "udp4", "0.0.0.0"
+	if ip.Is6() {
+		network, laddr = "udp6", "::"
+	}
+	pc, err := icmp.ListenPacket(network, laddr)
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+		return nil, fmt.Errorf("%w: the kernel gives unprivileged ICMP sockets only to the groups in net.ipv4.ping_group_range (%s); "+
+			"widen it (sysctl net.ipv4.ping_group_range=\"0 2147483647\"), or check with a DNS query instead", ErrICMPNotPermitted, pingGroupRange())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &hostPingConn{PacketConn: pc, to: &net.UDPAddr{IP: ip.AsSlice(), Zone: ip.Zone()}}, nil
+}
+
+// pingGroupRange describes the kernel's net.ipv4.ping_group_range.
+func pingGroupRange() string {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ping_group_range")
+	if err != nil {
+		return "unreadable here"
+	}
+	return fmt.Sprintf("here %q", strings.Join(strings.Fields(string(b)), " "))
+}
+
+// hostPingConn is a host ICMP socket as a connection to one address.
+type hostPingConn struct {
+	*icmp.PacketConn
+	to *net.UDPAddr
+}
+
+func (c *hostPingConn) Write(b []byte) (int, error) { return c.WriteTo(b, c.to) }
+func (c *hostPingConn) RemoteAddr() net.Addr        { return c.to }
+
+// Read returns the next message from the connection's address.
+func (c *hostPingConn) Read(b []byte) (int, error) {
+	for {
+		n, from, err := c.ReadFrom(b)
+		if err != nil {
+			return n, err
+		}
+		if u, ok := from.(*net.UDPAddr); ok && u.IP.Equal(c.to.IP) {
+			return n, nil
+		}
+	}
+}
