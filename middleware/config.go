@@ -159,6 +159,15 @@ type Config struct {
 	// while Run runs, in every mode.
 	Evidence *Evidence
 
+	// Tiers, when set, replace the loop's periodic check with a tiered
+	// schedule (see [Tier]; [Upstream] is one): startup tiers once, then
+	// each periodic tier when due, one at a time; a run that fails is
+	// recorded, and with Heal set heals at once and starts the schedule
+	// over. Only in ModeLoop. Period, Timeouts and HealBackoff then do not
+	// shape the loop (Timeouts[0] still applies to /check/); RetryWait
+	// still spaces the runs after a failure.
+	Tiers []Tier
+
 	// HideErrors keeps error text out of HTTP responses; observers still
 	// get it.
 	HideErrors bool
@@ -227,6 +236,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.HealBackoff.Initial < 0 || c.HealBackoff.Step < 0 {
 		errs = append(errs, fmt.Errorf("HealBackoff: %+v has a negative field", c.HealBackoff))
 	}
+	var err error
+	c.Tiers, err = checkTiers(c.Tiers, c.Mode)
+	errs = append(errs, err)
 	if c.Evidence != nil {
 		e, err := c.Evidence.withDefaults()
 		errs = append(errs, err)

@@ -127,7 +127,7 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 	limit := m.cfg.MaxCheckTimeout
 	ctx, cancel := clockwork.WithTimeout(ctx, m.cfg.Clock, limit)
 	defer cancel()
-	r := m.execute(ctx, SourceProbe, limit, func() stop {
+	r := m.execute(ctx, SourceProbe, limit, m.checker, func() stop {
 		m.flights.mu.Lock()
 		left, deadline, budget := f.left, f.deadline, f.budget
 		m.flights.mu.Unlock()

@@ -30,6 +30,10 @@ func newLoop(m *Monitor) *loop {
 }
 
 func (l *loop) run(ctx context.Context) {
+	if len(l.cfg.Tiers) > 0 {
+		l.runTiers(ctx)
+		return
+	}
 	defer l.m.owe(time.Time{})
 	for {
 		if l.cfg.Mode == ModeAuto {
@@ -37,7 +41,7 @@ func (l *loop) run(ctx context.Context) {
 				// Probes drive the checks: checking here as well would run
 				// two loops out of phase. Look again when they would have
 				// gone quiet for two periods.
-				if !l.sleepUntil(ctx, until) {
+				if !l.sleepUntil(ctx, until, l.cfg.timeoutFor(l.failures)) {
 					return
 				}
 				continue
@@ -56,7 +60,7 @@ func (l *loop) run(ctx context.Context) {
 		} else {
 			l.failures = 0
 		}
-		if !l.sleepUntil(ctx, next) {
+		if !l.sleepUntil(ctx, next, l.cfg.timeoutFor(l.failures)) {
 			return
 		}
 	}
@@ -67,7 +71,7 @@ func (l *loop) check(ctx context.Context) Result {
 	l.m.owe(l.clock.Now().Add(timeout))
 	checkCtx, cancel := clockwork.WithTimeout(ctx, l.clock, timeout)
 	defer cancel()
-	return l.m.execute(checkCtx, SourceLoop, timeout, func() stop {
+	return l.m.execute(checkCtx, SourceLoop, timeout, l.m.checker, func() stop {
 		if ended(ctx) {
 			return stop{} // shutting down
 		}
@@ -124,15 +128,15 @@ func (l *loop) heal(ctx context.Context, now time.Time) error {
 }
 
 // sleepUntil waits until t or until ctx ends; it reports whether ctx is
-// still alive.
-func (l *loop) sleepUntil(ctx context.Context, t time.Time) bool {
+// still alive. The check that starts at t may take up to timeout.
+func (l *loop) sleepUntil(ctx context.Context, t time.Time, timeout time.Duration) bool {
 	d := t.Sub(l.clock.Now())
 	if d <= 0 {
-		return ctx.Err() == nil
+		return !ended(ctx)
 	}
 	// The next check starts at t and owes its result by the end of its
 	// timeout.
-	l.m.owe(t.Add(l.cfg.timeoutFor(l.failures)))
+	l.m.owe(t.Add(timeout))
 	timer := l.clock.NewTimer(d)
 	defer timer.Stop()
 	if l.m.sleeping != nil {

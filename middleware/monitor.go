@@ -218,10 +218,10 @@ type stop struct {
 	record bool
 }
 
-// execute runs one check bounded by ctx, tells the observer, and records the
+// execute runs check bounded by ctx, tells the observer, and records the
 // result unless it is abandoned. When the check fails after ctx ended,
 // stopped says why ctx ended.
-func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration, stopped func() stop) Result {
+func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration, check Checker, stopped func() stop) Result {
 	clock := m.cfg.Clock
 	start := clock.Now()
 	m.cfg.Observer.CheckStarted(CheckStart{Source: src, Time: start, Timeout: timeout})
@@ -236,7 +236,7 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 			return r
 		}
 	}
-	err := runSafely(ctx, m.checker)
+	err := runSafely(ctx, check)
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
 	if err != nil && ended(ctx) {
 		st := stopped()

@@ -1,0 +1,175 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// A Tier is one check of a tiered schedule (Config.Tiers): a cheap check
+// often and a thorough one seldom, each retried with longer timeouts
+// before it fails, as the upstream VPN client checks (see [Upstream]).
+type Tier struct {
+	// Name names the tier in its errors: "startup", "small", "full".
+	Name string
+	// Check is what the tier runs; nil means the monitor's checker.
+	Check Checker
+	// Every is the wait from the end of one run of the tier to the start
+	// of its next. Zero makes it a startup tier: it runs once when the
+	// schedule starts, before the periodic tiers' first waits begin.
+	Every time.Duration
+	// Tries are the timeouts of one run's tries: Check is tried with each
+	// in turn until a try passes; the run fails when every try has
+	// failed. Empty means one try of DefaultTimeout.
+	Tries Ladder
+}
+
+// total is the longest a run of t can take.
+func (t Tier) total() time.Duration {
+	var d time.Duration
+	for _, x := range t.Tries {
+		d += x
+	}
+	return d
+}
+
+// tierCheck is one run of a tier, as a check: its tries in turn.
+type tierCheck struct {
+	tier  Tier
+	clock clockwork.Clock
+}
+
+func (c tierCheck) Check(ctx context.Context) error {
+	var fails []string
+	for i, timeout := range c.tier.Tries {
+		start := c.clock.Now()
+		tryCtx, cancel := clockwork.WithTimeout(ctx, c.clock, timeout)
+		err := runSafely(tryCtx, c.tier.Check)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ended(ctx) {
+			return err // shutting down
+		}
+		if ended(tryCtx) {
+			err = fmt.Errorf("timed out after %v: %w", timeout, err)
+		}
+		fails = append(fails, fmt.Sprintf("try %d (%v): %v", i+1, c.clock.Since(start).Round(time.Millisecond), err))
+	}
+	return fmt.Errorf("%s: all %d tries failed: %s", c.tier.Name, len(fails), strings.Join(fails, "; "))
+}
+
+// runTiers is the loop of a tiered schedule: the startup tiers, then each
+// periodic tier when it is due, one at a time, until ctx ends. A run that
+// fails is recorded, and with Heal set heals at once and starts the
+// schedule over, startup tiers first, as a restarted VPN does.
+func (l *loop) runTiers(ctx context.Context) {
+	defer l.m.owe(time.Time{})
+	tiers := l.cfg.Tiers
+	var notBefore time.Time // RetryWait after a failed run's start: a check that fails at once must not spin
+	for {
+		healed := false
+		for _, t := range tiers {
+			if t.Every > 0 || healed {
+				continue
+			}
+			if !l.sleepUntil(ctx, notBefore, t.total()) {
+				return
+			}
+			healed = l.runTier(ctx, t, &notBefore)
+			if ended(ctx) {
+				return
+			}
+		}
+		due := make([]time.Time, len(tiers))
+		for i, t := range tiers {
+			due[i] = l.clock.Now().Add(t.Every)
+		}
+		for !healed {
+			next := -1
+			for i, t := range tiers {
+				if t.Every > 0 && (next < 0 || due[i].Before(due[next])) {
+					next = i
+				}
+			}
+			if next < 0 {
+				<-ctx.Done() // startup tiers only: nothing more to run
+				return
+			}
+			at := due[next]
+			if at.Before(notBefore) {
+				at = notBefore
+			}
+			if !l.sleepUntil(ctx, at, tiers[next].total()) {
+				return
+			}
+			healed = l.runTier(ctx, tiers[next], &notBefore)
+			if ended(ctx) {
+				return
+			}
+			due[next] = l.clock.Now().Add(tiers[next].Every)
+		}
+	}
+}
+
+// runTier runs one tier and records its result; when it failed, it heals
+// if it may and reports whether it did. notBefore is moved RetryWait past
+// the start of a failed run.
+func (l *loop) runTier(ctx context.Context, t Tier, notBefore *time.Time) (healed bool) {
+	if t.Check == nil {
+		t.Check = l.m.checker
+	}
+	start := l.clock.Now()
+	l.m.owe(start.Add(t.total()))
+	r := l.m.execute(ctx, SourceLoop, t.total(), tierCheck{tier: t, clock: l.clock}, func() stop {
+		return stop{} // ctx ended: shutting down
+	})
+	if r.Passed() || ended(ctx) {
+		return false
+	}
+	*notBefore = start.Add(l.cfg.RetryWait)
+	if l.cfg.Heal == nil || l.m.Snapshot().Status != StatusUnhealthy {
+		return false
+	}
+	l.heals++
+	now := l.clock.Now()
+	err := l.heal(ctx, now)
+	l.cfg.Observer.Healed(HealEvent{Time: now, Attempt: l.heals, Duration: l.clock.Since(now), Err: err})
+	return true
+}
+
+// checkTiers returns the tiers with their defaults, or the errors of the
+// ones out of range.
+func checkTiers(tiers []Tier, mode Mode) ([]Tier, error) {
+	if len(tiers) == 0 {
+		return nil, nil
+	}
+	if mode != ModeLoop {
+		return nil, fmt.Errorf("Tiers: a tiered schedule is a loop: it needs ModeLoop, not %v", mode)
+	}
+	out := make([]Tier, len(tiers))
+	var errs []error
+	for i, t := range tiers {
+		if t.Every < 0 {
+			errs = append(errs, fmt.Errorf("Tiers[%d].Every: %v is negative", i, t.Every))
+		}
+		if len(t.Tries) == 0 {
+			t.Tries = Ladder{DefaultTimeout}
+		}
+		for j, d := range t.Tries {
+			if d <= 0 {
+				errs = append(errs, fmt.Errorf("Tiers[%d].Tries[%d]: %v is not positive", i, j, d))
+			}
+		}
+		if t.Name == "" {
+			t.Name = fmt.Sprintf("tier %d", i+1)
+		}
+		out[i] = t
+	}
+	return out, errors.Join(errs...)
+}
