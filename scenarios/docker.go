@@ -96,7 +96,10 @@ func NewDocker(cfg DockerConfig, c Container) (*Docker, error) {
 	fillDefault(&errs, "startPeriod", &cfg.StartPeriod, DefaultDockerStartPeriod)
 	fillDefault(&errs, "startInterval", &cfg.StartInterval, DefaultDockerStartInterval)
 	fillDefault(&errs, "retries", &cfg.Retries, DefaultDockerRetries)
-	if err := finishProbeConfig(errs, cfg.URL, &cfg.Clock); err != nil {
+	if err := checkProbeURL(cfg.URL); err != nil {
+		errs = append(errs, err)
+	}
+	if err := finishProbeConfig(errs, &cfg.Clock); err != nil {
 		return nil, err
 	}
 	return &Docker{cfg: cfg, container: c, clock: cfg.Clock, probe: httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer)}, nil

@@ -106,8 +106,14 @@ const maxLoggedBody = 256
 // body are read, and truncation is not an error. Ending ctx also ends the
 // probe. dialer opens the connection; nil means the host network.
 func HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) ProbeResult {
+	return timed(func() ProbeResult { return httpGet(ctx, url, timeout, dialer) })
+}
+
+// timed runs probe and stamps its result with when it started and how long
+// it took.
+func timed(probe func() ProbeResult) ProbeResult {
 	start := time.Now()
-	res := httpGet(ctx, url, timeout, dialer)
+	res := probe()
 	res.Start, res.Duration = start, time.Since(start)
 	return res
 }

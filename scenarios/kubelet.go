@@ -120,8 +120,14 @@ type Container interface {
 // Kubernetes' default. The kubelet counts in whole seconds; durations here
 // may be finer, for fast experiments.
 type KubeletConfig struct {
-	// URL is the http or https URL to GET.
-	URL string
+	// The probe's handler, exactly one of: URL, the http or https URL an
+	// httpGet probe GETs; TCPSocket, the "host:port" a tcpSocket probe
+	// connects to; Exec, the command an exec probe runs (on this machine,
+	// as the kubelet runs it in the container). See HTTPGet, TCPSocket
+	// and Exec for their rules.
+	URL       string
+	TCPSocket string
+	Exec      []string
 	// Type is the probe type: Liveness (the zero value), Readiness or
 	// Startup.
 	Type ProbeType
@@ -151,7 +157,8 @@ type KubeletConfig struct {
 	Started func() bool
 	// Clock drives the ticker and stamps results; nil means the real clock.
 	Clock clockwork.Clock
-	// Dialer opens the probe connections; nil means the host network.
+	// Dialer opens the httpGet and tcpSocket probes' connections; nil
+	// means the host network.
 	Dialer middleware.Dialer
 	// OnProbe, if not nil, is called with every probe result, from Run's
 	// goroutine.
@@ -170,7 +177,7 @@ type Kubelet struct {
 	container Container
 	clock     clockwork.Clock
 
-	// probe runs one probe; HTTPGet of cfg.URL unless a test replaces it.
+	// probe runs one probe of cfg's handler, unless a test replaces it.
 	probe func(ctx context.Context) ProbeResult
 	// waiting, if not nil, is called each time the worker starts waiting
 	// for a tick: a synchronisation point for tests.
@@ -206,10 +213,14 @@ func NewKubelet(cfg KubeletConfig, c Container) (*Kubelet, error) {
 	if cfg.Type != Readiness && cfg.SuccessThreshold != 1 {
 		errs = append(errs, fmt.Errorf("successThreshold must be 1 for liveness and startup probes, got %d", cfg.SuccessThreshold))
 	}
-	if err := finishProbeConfig(errs, cfg.URL, &cfg.Clock); err != nil {
+	probe, err := kubeletProbe(cfg)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := finishProbeConfig(errs, &cfg.Clock); err != nil {
 		return nil, err
 	}
-	return &Kubelet{cfg: cfg, container: c, clock: cfg.Clock, probe: httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer)}, nil
+	return &Kubelet{cfg: cfg, container: c, clock: cfg.Clock, probe: probe}, nil
 }
 
 // Run is the worker loop. It probes at once (or after the random sleep of a

@@ -145,18 +145,26 @@ func (h *rig) onDecision(d Decision) {
 	h.decisions = append(h.decisions, d)
 }
 
-// kubelet returns a Kubelet wired to the rig.
+// kubelet returns a Kubelet wired to the rig, with the rig's scripted
+// probe.
 func (h *rig) kubelet(cfg KubeletConfig) *Kubelet {
 	h.t.Helper()
 	if cfg.URL == "" {
 		cfg.URL = "http://probe.test/healthz"
 	}
+	k := h.realKubelet(cfg)
+	k.probe = h.probe
+	return k
+}
+
+// realKubelet returns a Kubelet wired to the rig that runs its real probe.
+func (h *rig) realKubelet(cfg KubeletConfig) *Kubelet {
+	h.t.Helper()
 	cfg.Clock, cfg.OnProbe, cfg.OnDecision = h.clock, h.onProbe, h.onDecision
 	k, err := NewKubelet(cfg, h.c)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	k.probe = h.probe
 	k.waiting = func() { h.idle <- struct{}{} }
 	return k
 }
@@ -262,7 +270,11 @@ func TestKubeletConfigErrors(t *testing.T) {
 		{KubeletConfig{URL: "http://x/", InitialDelay: -time.Second}, "initialDelay"},
 		{KubeletConfig{URL: "http://x/", FailureThreshold: -1}, "failureThreshold"},
 		{KubeletConfig{URL: "ftp://x/"}, "url"},
-		{KubeletConfig{}, "url"},
+		{KubeletConfig{}, "exactly one handler"},
+		{KubeletConfig{URL: "http://x/", TCPSocket: "x:1"}, "exactly one handler"},
+		{KubeletConfig{TCPSocket: "x:1", Exec: []string{"true"}}, "exactly one handler"},
+		{KubeletConfig{TCPSocket: "x"}, "tcpSocket must be host:port"},
+		{KubeletConfig{Exec: []string{""}}, "exec: the command is empty"},
 	}
 	for _, tt := range tests {
 		if _, err := NewKubelet(tt.cfg, c); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -577,12 +589,7 @@ func TestKubeletHTTP(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := newRig(t)
-	cfg := KubeletConfig{URL: srv.URL, Timeout: 5 * time.Second, Clock: h.clock, OnProbe: h.onProbe, OnDecision: h.onDecision}
-	k, err := NewKubelet(cfg, h.c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k.waiting = func() { h.idle <- struct{}{} }
+	k := h.realKubelet(KubeletConfig{URL: srv.URL, Timeout: 5 * time.Second})
 	h.start(k.Run)
 	h.waitIdle()
 	h.advance(10 * time.Second)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -25,12 +27,9 @@ func fillDefault[T time.Duration | int](errs *[]error, name string, v *T, def T)
 	}
 }
 
-// finishProbeConfig adds the check of the probe's URL to errs and returns
-// them all as one error; without errors it gives clock its default.
-func finishProbeConfig(errs []error, probeURL string, clock *clockwork.Clock) error {
-	if err := checkProbeURL(probeURL); err != nil {
-		errs = append(errs, err)
-	}
+// finishProbeConfig returns errs as one error; without errors it gives
+// clock its default.
+func finishProbeConfig(errs []error, clock *clockwork.Clock) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("scenarios: %w", err)
 	}
@@ -55,4 +54,35 @@ func httpProbe(probeURL string, timeout time.Duration, dialer middleware.Dialer)
 	return func(ctx context.Context) ProbeResult {
 		return HTTPGet(ctx, probeURL, timeout, dialer)
 	}
+}
+
+// kubeletProbe returns the probe of cfg's one handler: httpGet, tcpSocket
+// or exec; an error says which fields are wrong.
+func kubeletProbe(cfg KubeletConfig) (func(context.Context) ProbeResult, error) {
+	given := 0
+	for _, set := range []bool{cfg.URL != "", cfg.TCPSocket != "", len(cfg.Exec) > 0} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, fmt.Errorf("give exactly one handler: url (httpGet), tcpSocket or exec; got %d", given)
+	}
+	switch {
+	case cfg.TCPSocket != "":
+		if _, _, err := net.SplitHostPort(cfg.TCPSocket); err != nil {
+			return nil, fmt.Errorf("tcpSocket must be host:port, got %q", cfg.TCPSocket)
+		}
+		return func(ctx context.Context) ProbeResult { return TCPSocket(ctx, cfg.TCPSocket, cfg.Timeout, cfg.Dialer) }, nil
+	case len(cfg.Exec) > 0:
+		if cfg.Exec[0] == "" {
+			return nil, errors.New("exec: the command is empty")
+		}
+		command := slices.Clone(cfg.Exec)
+		return func(ctx context.Context) ProbeResult { return Exec(ctx, command, cfg.Timeout) }, nil
+	}
+	if err := checkProbeURL(cfg.URL); err != nil {
+		return nil, err
+	}
+	return httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer), nil
 }

@@ -188,7 +188,7 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 		var f serveFlags
 		f.register(fs)
 		if err = cliflag.Parse(fs, args[1:], getenv, serveExclusive...); err == nil {
-			if _, err = buildChecker(&f, nil); err == nil {
+			if _, err = buildChecks(&f, nil); err == nil {
 				_, err = f.serverConfig(fs, io.Discard)
 			}
 		}
@@ -208,8 +208,9 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 	case "probe":
 		var f probeFlags
 		f.register(fs)
-		if err = cliflag.Parse(fs, args[1:], getenv, probeExclusive...); err == nil {
-			err = f.check(fs)
+		flags, command := cutCommand(args[1:])
+		if err = cliflag.Parse(fs, flags, getenv, probeExclusive...); err == nil {
+			err = f.check(fs, len(command) > 0)
 		}
 		return fs, &f, orArgs(fs, err)
 	}

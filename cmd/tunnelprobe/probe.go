@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
@@ -14,12 +15,16 @@ import (
 )
 
 const probeUsage = `Usage: tunnelprobe probe --url URL [flags]
+       tunnelprobe probe --tcp-socket HOST:PORT [flags]
+       tunnelprobe probe --exec [flags] -- COMMAND [ARG...]
 
-Probe URL as the Kubernetes kubelet does (an httpGet probe with its period,
-timeout, thresholds and initial delay), or with --docker as Docker's
-HEALTHCHECK does, and print every probe and every decision. Nothing is
-restarted: a restart decision prints "would restart" and probing goes on as
-for a new container.
+Probe as the Kubernetes kubelet does, with its period, timeout, thresholds
+and initial delay: an httpGet probe of URL, a tcpSocket probe (a connection
+within the timeout passes), or an exec probe of COMMAND run here (exit 0
+passes; past the timeout it is killed and fails). With --docker, probe URL
+as Docker's HEALTHCHECK does. Every probe and every decision is printed.
+Nothing is restarted: a restart decision prints "would restart" and probing
+goes on as for a new container.
 Runs until --count probes, --duration, or an interrupt.
 Exit status: 0 when it would not have restarted (for readiness: ready at the
 end), 1 when it would have (with --docker: when the target became unhealthy),
@@ -31,6 +36,8 @@ const probeTimeFormat = "15:04:05.000"
 
 type probeFlags struct {
 	url              string
+	tcpSocket        string
+	exec             bool
 	typ              scenarios.ProbeType
 	period           time.Duration
 	timeout          time.Duration
@@ -57,7 +64,9 @@ var (
 )
 
 func (f *probeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "url", "", "http or https `URL` to probe (required)")
+	fs.StringVar(&f.url, "url", "", "http or https `URL` to probe with httpGet; one of --url, --tcp-socket and --exec is required")
+	fs.Var(cliflag.Addr(&f.tcpSocket, "", true), "tcp-socket", "`host:port` to probe with tcpSocket: a connection opened within the timeout passes")
+	fs.BoolVar(&f.exec, "exec", false, "probe with exec: run the command after -- (no shell), exit 0 passes")
 	fs.TextVar(&f.typ, "type", scenarios.Liveness, "probe `type`: liveness, readiness or startup")
 	fs.Var(cliflag.Duration(&f.period, scenarios.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
 	fs.Var(cliflag.Duration(&f.timeout, scenarios.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
@@ -83,10 +92,12 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 	fs := flag.NewFlagSet("tunnelprobe probe", flag.ContinueOnError)
 	var f probeFlags
 	f.register(fs)
+	// An exec probe's command follows "--"; the flags come before it.
+	args, command := cutCommand(args)
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, probeUsage, stdout, stderr, probeExclusive...); !ok {
 		return code
 	}
-	if err := f.check(fs); err != nil {
+	if err := f.check(fs, len(command) > 0); err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 
@@ -120,7 +131,7 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 
 	k, err := scenarios.NewKubelet(scenarios.KubeletConfig{
-		URL: f.url, Type: f.typ, Period: f.period, Timeout: f.timeout, InitialDelay: f.initialDelay,
+		URL: f.url, TCPSocket: f.tcpSocket, Exec: command, Type: f.typ, Period: f.period, Timeout: f.timeout, InitialDelay: f.initialDelay,
 		SuccessThreshold: f.successThreshold, FailureThreshold: f.failureThreshold,
 		OnProbe: p.probe, OnDecision: p.decision,
 	}, c)
@@ -137,18 +148,41 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 	return p.verdict(k.Restarted(), "it would have restarted the container")
 }
 
-// check rejects flag combinations that make no sense, naming the flags.
-func (f *probeFlags) check(fs *flag.FlagSet) error {
+// cutCommand splits args at the first "--" into the flags and the command
+// after it.
+func cutCommand(args []string) (flags, command []string) {
+	i := slices.Index(args, "--")
+	if i < 0 {
+		return args, nil
+	}
+	return args[:i], args[i+1:]
+}
+
+// check rejects flag combinations that make no sense, naming the flags;
+// hasCommand says whether a command followed "--".
+func (f *probeFlags) check(fs *flag.FlagSet, hasCommand bool) error {
 	set := cliflag.Given(fs)
+	handlers := 0
+	for _, given := range []bool{f.url != "", f.tcpSocket != "", f.exec} {
+		if given {
+			handlers++
+		}
+	}
 	switch {
-	case f.url == "":
-		return errors.New("flag --url is required")
+	case handlers != 1:
+		return errors.New("give one of --url, --tcp-socket and --exec")
+	case f.exec && !hasCommand:
+		return errors.New("--exec needs the command after --, e.g. --exec -- wget -qO- http://127.0.0.1:9999/")
+	case !f.exec && hasCommand:
+		return errors.New("a command after -- needs --exec")
+	case f.docker && f.url == "":
+		return errors.New("--docker probes a --url")
 	case set["count"] && set["duration"]:
 		return errors.New("--count and --duration exclude each other: give one")
 	case f.typ != scenarios.Readiness && f.successThreshold != 1:
 		return fmt.Errorf("invalid value %d for flag --success-threshold: must be 1 for %s probes", f.successThreshold, f.typ)
 	}
-	if u, err := url.Parse(f.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if u, err := url.Parse(f.url); f.url != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return fmt.Errorf("invalid value %q for flag --url: not an http or https URL", f.url)
 	}
 	other := dockerOnly

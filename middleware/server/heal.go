@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/procgroup"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -30,7 +31,7 @@ func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
 	}
 	return func(ctx context.Context) error {
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-		killGroupOnCancel(cmd)
+		procgroup.KillOnCancel(cmd)
 		cmd.WaitDelay = healWaitDelay
 		out := newHeadTail(healOutputEnd)
 		cmd.Stdout, cmd.Stderr = out, out

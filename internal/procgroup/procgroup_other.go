@@ -1,10 +1,10 @@
 //go:build !unix
 
-package server
+package procgroup
 
 import "os/exec"
 
-// killGroupOnCancel keeps exec's default where process groups do not exist:
+// KillOnCancel keeps exec's default where process groups do not exist:
 // the end of cmd's context kills cmd alone, and WaitDelay bounds the wait
 // for anything it left behind.
-func killGroupOnCancel(*exec.Cmd) {}
+func KillOnCancel(*exec.Cmd) {}
