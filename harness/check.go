@@ -25,3 +25,14 @@ func (c *Client) TLSCheck(caFile string) *middleware.CAFileTLSCheck {
 		CAFile: caFile,
 	}
 }
+
+// SmallCheck returns the upstream VPN client's small check through the
+// lab's tunnel (middleware.UpstreamSmall): an ICMP echo of the server
+// peer, which stands for the upstream's public targets, falling back to a
+// DNS query of the server peer's DNS server.
+func (l *Lab) SmallCheck() middleware.Checker { return l.client.SmallCheck() }
+
+// SmallCheck returns the same through c's tunnel.
+func (c *Client) SmallCheck() middleware.Checker {
+	return middleware.UpstreamSmall(c, netip.AddrPortFrom(c.cfg.ServerAddr, DNSPort).String(), c.cfg.ServerAddr.String())
+}

@@ -122,6 +122,19 @@ func DefaultTarget(kind string) string {
 // kind when there are none (DefaultTarget). Several targets make one check
 // that passes when any of them does (AnyOf). An error names its target.
 func ParseTargets(targets []string, kind string, opts TargetOptions) (Checker, error) {
+	checks, err := ParseTargetList(targets, kind, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(checks) == 1 {
+		return checks[0], nil
+	}
+	return AnyOf(checks...), nil
+}
+
+// ParseTargetList is ParseTargets, with the checks one by one, for a
+// schedule that takes its targets in turn (RoundRobin).
+func ParseTargetList(targets []string, kind string, opts TargetOptions) ([]Checker, error) {
 	if len(targets) == 0 {
 		targets = []string{DefaultTarget(kind)}
 	}
@@ -133,8 +146,5 @@ func ParseTargets(targets []string, kind string, opts TargetOptions) (Checker, e
 		}
 		checks = append(checks, c)
 	}
-	if len(checks) == 1 {
-		return checks[0], nil
-	}
-	return AnyOf(checks...), nil
+	return checks, nil
 }

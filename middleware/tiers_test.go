@@ -108,10 +108,14 @@ func TestUpstreamSchedule(t *testing.T) {
 
 	// The small check fails: its 10 tries, each to its deadline, 120 s in
 	// all.
+	// The startup check after the restart waits for gate, so that the state
+	// the failed run left can be read first.
+	gate := make(chan struct{})
 	u.answerWith(func(c tierCall) error {
 		if c.check == "small" {
 			return errHang
 		}
+		<-gate
 		return nil
 	})
 	u.wake()
@@ -135,6 +139,7 @@ func TestUpstreamSchedule(t *testing.T) {
 		t.Errorf("after the failed small check: %v, %v", s.Status, s.Last.Err)
 	}
 	u.answerWith(func(tierCall) error { return nil })
+	close(gate)
 	// RetryWait after the failed run's start has long passed: at once.
 	u.expect("full", 8*minute, middleware.UpstreamStartupTries, false)
 	u.wake()

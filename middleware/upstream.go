@@ -21,6 +21,12 @@ var (
 	// dial and TLS handshake every 5 minutes, tried up to 3 times.
 	UpstreamFullEvery = 5 * time.Minute
 	UpstreamFullTries = Ladder{10 * time.Second, 15 * time.Second, 30 * time.Second}
+
+	// UpstreamTargets and UpstreamEchoTargets are the upstream's default
+	// targets: of the startup and full checks (TLS on port 443), and of the
+	// small check's echoes.
+	UpstreamTargets     = []string{"cloudflare.com:443", "github.com:443"}
+	UpstreamEchoTargets = []string{"1.1.1.1", "8.8.8.8"}
 )
 
 // Upstream returns a Config that reproduces the current health check of the

@@ -85,6 +85,8 @@ func containerSuite() Spec {
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=4s", 5*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=4s", 5*time.Second)},
 			{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(5 * time.Second)},
+			{Name: "upstream", Health: upstreamHealth(true), Prober: upstreamDocker()},
+			{Name: "tcp-socket", Health: upstreamHealth(false), Prober: tcpSocketProber(kubelet("", time.Second))},
 		},
 	}
 }
@@ -362,7 +364,11 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 
 // healthFlags are the client's health server flags for h.
 func healthFlags(h HealthSpec) []string {
-	f := []string{"--mode", h.Mode}
+	f := []string{"--heal=" + strconv.FormatBool(h.Heal)}
+	if h.Preset != "" {
+		return append(f, "--preset", h.Preset)
+	}
+	f = append(f, "--mode", h.Mode)
 	if h.Period.Duration > 0 {
 		f = append(f, "--period", h.Period.String())
 	}
@@ -504,22 +510,14 @@ func (e *ctrEnv) decodeLoad(ctx context.Context, l *ctrLab, exitErr error) (load
 	return loadgen.Result{ConnsAchieved: r.ConnsAchieved, Series: r.Series}, exitErr
 }
 
-// probe runs the kubelet against l's client container until ctx ends.
+// probe runs the prober against l's client container until ctx ends.
 func (l *ctrLab) probe(ctx context.Context, spec Spec) error {
-	p := l.cfg.Prober
-	rec := l.recorder()
-	k, err := NewKubelet(KubeletConfig{
-		URL: l.health + p.Endpoint, Period: p.Period.Duration, Timeout: p.Timeout.Duration,
-		InitialDelay: p.InitialDelay.Duration, FailureThreshold: p.FailureThreshold,
-		SuccessThreshold: p.SuccessThreshold,
-		Rand:             rand.New(rand.NewPCG(spec.Seed, uint64(l.index))),
-		OnProbe:          rec.probe, OnDecision: rec.decision,
-	}, l.vpn)
+	run, err := newProber(l.cfg.Prober, strings.TrimPrefix(l.health, "http://"), rand.New(rand.NewPCG(spec.Seed, uint64(l.index))), l.recorder(), l.vpn)
 	if err != nil {
-		return fmt.Errorf("%s: kubelet: %w", l.cfg.Name, err)
+		return fmt.Errorf("%s: prober: %w", l.cfg.Name, err)
 	}
-	if err := k.Run(ctx); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("%s: kubelet: %w", l.cfg.Name, err)
+	if err := run(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s: prober: %w", l.cfg.Name, err)
 	}
 	return nil
 }

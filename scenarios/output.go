@@ -17,6 +17,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, name := range r.Order {
 		c := r.Configs[name]
 		detected, detection := "no", "-"
+		if c.tooShort() {
+			detected = "too short"
+		}
 		if c.OutageDetected {
 			detected = "yes"
 			detection = fmt.Sprintf("%.1fs", *c.DetectionSeconds)
@@ -90,9 +93,13 @@ func (r *Report) findings() []string {
 		if c.FalseRestarts == 0 && c.FalseHeals == 0 {
 			calm = append(calm, name)
 		}
-		if c.OutageDetected {
+		switch {
+		case c.OutageDetected:
 			caught = append(caught, fmt.Sprintf("%s in %.0fs", name, *c.DetectionSeconds))
-		} else {
+		case c.tooShort():
+			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended: its schedule needs up to %.0fs to act, "+
+				"longer than the outage; this run says nothing about how it detects one.", name, c.ScheduleSeconds))
+		default:
 			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended.", name))
 		}
 		if n := c.FalseRestarts + c.FalseHeals; n > 0 {
@@ -117,6 +124,13 @@ func loadKind(l LoadSpec) string {
 }
 
 func describeHealth(h HealthSpec) string {
+	if h.Preset == "upstream" {
+		restarts := "restarts off"
+		if h.Heal {
+			restarts = "restarts on"
+		}
+		return "the upstream's current check: ICMP echo every 60 s (10 tries, 5-30 s), TLS every 5 min (3 tries, 10-30 s), " + restarts
+	}
 	parts := []string{"mode " + h.Mode}
 	if len(h.Timeouts) > 0 {
 		var ts []string
@@ -138,7 +152,22 @@ func describeHealth(h HealthSpec) string {
 }
 
 func describeProber(p ProberSpec) string {
-	return fmt.Sprintf("%s `%s` every %v, timeout %v, failure threshold %d", p.Kind, p.Endpoint, p.Period, p.Timeout, p.FailureThreshold)
+	what := p.describe()
+	if p.Kind == "docker" && p.Autoheal {
+		what += " (autoheal)"
+	}
+	return fmt.Sprintf("%s every %v, timeout %v, failure threshold %d", what, p.Period, p.Timeout, p.FailureThreshold)
+}
+
+// tooShort reports whether an outage c missed was too short for its
+// schedule.
+func (c ConfigReport) tooShort() bool {
+	for _, o := range c.Outages {
+		if o.TooShort {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteResults writes report.md, report.json and timeline.png into dir,

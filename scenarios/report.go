@@ -42,6 +42,10 @@ type ConfigReport struct {
 	OutageDetected   bool           `json:"outage_detected"`
 	DetectionSeconds *float64       `json:"detection_seconds"`
 	Outages          []OutageReport `json:"outages"`
+	// ScheduleSeconds is, for a configuration whose own fixed schedule
+	// must run its course before it acts (the upstream preset), the
+	// longest that takes on a dead tunnel; 0 for the others.
+	ScheduleSeconds float64 `json:"schedule_seconds,omitempty"`
 	// Flaps counts the health state turning unhealthy while the link
 	// worked.
 	Flaps int `json:"flaps"`
@@ -75,6 +79,9 @@ type OutageReport struct {
 	End              float64  `json:"end"`
 	Detected         bool     `json:"detected"`
 	DetectionSeconds *float64 `json:"detection_seconds"`
+	// TooShort is set when the outage ended before the configuration's
+	// schedule (ScheduleSeconds) could have acted on it.
+	TooShort bool `json:"too_short,omitempty"`
 }
 
 // LatencyMS holds latency percentiles in milliseconds.
@@ -88,12 +95,13 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 	worked := spec.workingEnd().Seconds()
 	before := func(o Offset) bool { return float64(o) < worked }
 	rep := ConfigReport{
-		Mode:          cfg.Health.Mode,
-		Prober:        cfg.Prober.Kind + " " + cfg.Prober.Endpoint,
-		Restarts:      len(tl.Restarts),
-		Heals:         len(tl.Heals),
-		Timeline:      tl,
-		ConnsAchieved: load.ConnsAchieved,
+		Mode:            cfg.Health.Mode,
+		Prober:          cfg.Prober.describe(),
+		ScheduleSeconds: cfg.Health.scheduleNeeds().Seconds(),
+		Restarts:        len(tl.Restarts),
+		Heals:           len(tl.Heals),
+		Timeline:        tl,
+		ConnsAchieved:   load.ConnsAchieved,
 	}
 	rep.FalseRestarts = countIf(tl.Restarts, before)
 	rep.FalseHeals = countIf(tl.Heals, before)
@@ -136,6 +144,7 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 				break
 			}
 		}
+		o.TooShort = !o.Detected && rep.ScheduleSeconds > 0 && o.End-o.Start < rep.ScheduleSeconds
 		rep.OutageDetected = rep.OutageDetected && o.Detected
 		rep.Outages = append(rep.Outages, o)
 	}

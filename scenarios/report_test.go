@@ -89,3 +89,41 @@ func TestPercentile(t *testing.T) {
 		t.Error("empty")
 	}
 }
+
+// An outage shorter than the upstream schedule needs is reported as such;
+// one it had time for, and the same check without restarts, are plain
+// misses.
+func TestMeasureSaysWhenTheOutageWasTooShortForTheSchedule(t *testing.T) {
+	quick, def := QuickSuite(), DefaultSuite() // outages of 40 s and 200 s
+	byName := func(s Spec, name string) ConfigSpec {
+		for _, c := range s.Configs {
+			if c.Name == name {
+				return c
+			}
+		}
+		t.Fatalf("%s has no %s", s.Name, name)
+		return ConfigSpec{}
+	}
+	for _, tc := range []struct {
+		spec     Spec
+		config   string
+		tooShort bool
+	}{
+		{quick, "upstream", true},
+		{def, "upstream", false},
+		{quick, "tcp-socket", false},
+	} {
+		c := measure(tc.spec, byName(tc.spec, tc.config), Timeline{}, loadgen.Result{}, time.Unix(0, 0), window{})
+		if c.OutageDetected || c.tooShort() != tc.tooShort {
+			t.Errorf("%s in %s: detected %v, too short %v; want a miss, too short %v", tc.config, tc.spec.Name, c.OutageDetected, c.tooShort(), tc.tooShort)
+		}
+		rep := &Report{Name: "t", Spec: tc.spec, Configs: map[string]ConfigReport{tc.config: c}, Order: []string{tc.config}}
+		var b strings.Builder
+		if err := rep.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		if says := strings.Contains(b.String(), "its schedule needs up to 180s"); says != tc.tooShort {
+			t.Errorf("%s in %s: report.md says the outage was too short: %v, want %v", tc.config, tc.spec.Name, says, tc.tooShort)
+		}
+	}
+}

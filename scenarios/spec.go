@@ -124,6 +124,12 @@ type ConfigSpec struct {
 
 // HealthSpec configures the health server (middleware.Config).
 type HealthSpec struct {
+	// Preset "upstream" is the upstream VPN client's current check
+	// (middleware.Upstream through the lab's tunnel: an ICMP echo of the
+	// server peer each minute, the TLS check every 5 minutes); its timings
+	// are fixed, so it takes no period, timeouts, threshold, back-off or
+	// evidence, and Mode is loop. Heal turns its restarts on.
+	Preset           string            `json:"preset,omitempty"`
 	Mode             string            `json:"mode"` // loop, probe, auto
 	Period           Duration          `json:"period,omitempty"`
 	Timeouts         middleware.Ladder `json:"timeouts,omitempty"`
@@ -152,9 +158,21 @@ type BackoffSpec struct {
 // ProberSpec configures the orchestrator's prober.
 type ProberSpec struct {
 	Kind string `json:"kind"` // kubelet, docker
-	// Endpoint is the health server path probed: "/", "/check/",
-	// "/?wait=8s", "/check/?timeout=9s".
-	Endpoint         string   `json:"endpoint"`
+	// Handler is the kubelet probe's handler: httpGet (the default) GETs
+	// Endpoint, tcpSocket connects to the health server's port, exec runs
+	// Exec.
+	Handler string `json:"handler,omitempty"`
+	// Endpoint is the health server path an httpGet probe and Docker
+	// probe: "/", "/check/", "/?wait=8s", "/check/?timeout=9s".
+	Endpoint string `json:"endpoint,omitempty"`
+	// Exec is the exec handler's command and arguments, run on this
+	// machine; "{health}" in them stands for the health server's
+	// host:port.
+	Exec []string `json:"exec,omitempty"`
+	// Autoheal makes a Docker prober restart the container when it turns
+	// unhealthy, as an autoheal container does; Docker alone only marks
+	// it.
+	Autoheal         bool     `json:"autoheal,omitempty"`
 	Period           Duration `json:"period,omitempty"`
 	Timeout          Duration `json:"timeout,omitempty"`
 	InitialDelay     Duration `json:"initial_delay,omitempty"`
@@ -338,8 +356,16 @@ func (c LinkChange) apply(set harness.Settings) (harness.Settings, error) {
 }
 
 // config returns the middleware configuration, without Heal, Observer and
-// Clock, which the runner sets.
+// Clock, which the runner sets, and for a preset without its checks, which
+// the runner adds through its tunnel.
 func (h HealthSpec) config() (middleware.Config, error) {
+	switch h.Preset {
+	case "":
+	case "upstream":
+		return h.upstreamConfig()
+	default:
+		return middleware.Config{}, fmt.Errorf("preset: %q is not upstream", h.Preset)
+	}
 	mode, err := middleware.ParseMode(h.Mode)
 	if err != nil {
 		return middleware.Config{}, fmt.Errorf("mode: %w", err)
@@ -367,17 +393,67 @@ func (h HealthSpec) config() (middleware.Config, error) {
 	return cfg, err
 }
 
+// upstreamConfig is config for the upstream preset.
+func (h HealthSpec) upstreamConfig() (middleware.Config, error) {
+	if h.Mode != "" && h.Mode != "loop" {
+		return middleware.Config{}, fmt.Errorf("mode: the upstream preset is a loop, not %s", h.Mode)
+	}
+	if h.Period.Duration != 0 || len(h.Timeouts) > 0 || h.FailureThreshold != 0 || h.HealBackoff != nil || h.Evidence != nil {
+		return middleware.Config{}, errors.New("preset: upstream fixes its timings: leave period, timeouts, failure_threshold, heal_backoff and evidence out")
+	}
+	return middleware.Upstream(nil), nil
+}
+
+// scheduleNeeds is, for the upstream preset with its restarts on, the
+// longest its schedule takes to act on a dead tunnel: a small check's
+// period, then all its tries. Zero for the other configurations: their
+// probes act within seconds, or never.
+func (h HealthSpec) scheduleNeeds() time.Duration {
+	if h.Preset != "upstream" || !h.Heal {
+		return 0
+	}
+	var tries time.Duration
+	for _, d := range middleware.UpstreamSmallTries {
+		tries += d
+	}
+	return middleware.UpstreamSmallEvery + tries
+}
+
+// The kubelet probe handlers of a spec.
+const (
+	handlerHTTPGet   = "httpGet"
+	handlerTCPSocket = "tcpSocket"
+	handlerExec      = "exec"
+)
+
 func (p ProberSpec) validate() error {
 	switch p.Kind {
 	case "kubelet", "docker":
 	default:
 		return fmt.Errorf("kind: %q is neither kubelet nor docker", p.Kind)
 	}
-	if !strings.HasPrefix(p.Endpoint, "/") {
-		return fmt.Errorf("endpoint: %q must be a path such as / or /check/", p.Endpoint)
+	switch p.Handler {
+	case "", handlerHTTPGet:
+	case handlerTCPSocket, handlerExec:
+		if p.Kind != "kubelet" {
+			return fmt.Errorf("handler: %s is a kubelet handler; Docker probes the endpoint", p.Handler)
+		}
+	default:
+		return fmt.Errorf("handler: %q is not httpGet, tcpSocket or exec", p.Handler)
 	}
-	if err := checkProbeURL("http://127.0.0.1" + p.Endpoint); err != nil {
-		return fmt.Errorf("endpoint: %w", err)
+	if (p.Handler == handlerExec) != (len(p.Exec) > 0) {
+		return errors.New("exec: give a command with handler exec, and only then")
+	}
+	if p.Autoheal && p.Kind != "docker" {
+		return errors.New("autoheal: only for kind docker (the kubelet restarts by itself)")
+	}
+	if p.usesEndpoint() {
+		if !strings.HasPrefix(p.Endpoint, "/") {
+			return fmt.Errorf("endpoint: %q must be a path such as / or /check/", p.Endpoint)
+		}
+		if err := checkProbeURL("http://127.0.0.1" + p.Endpoint); err != nil {
+			return fmt.Errorf("endpoint: %w", err)
+		}
 	}
 	for name, d := range map[string]Duration{"period": p.Period, "timeout": p.Timeout, "initial_delay": p.InitialDelay, "start_period": p.StartPeriod} {
 		if d.Duration < 0 {
@@ -388,4 +464,36 @@ func (p ProberSpec) validate() error {
 		return errors.New("thresholds must not be negative")
 	}
 	return nil
+}
+
+// usesEndpoint reports whether p probes its Endpoint: Docker, and the
+// kubelet's httpGet.
+func (p ProberSpec) usesEndpoint() bool {
+	return p.Kind == "docker" || p.Handler == "" || p.Handler == handlerHTTPGet
+}
+
+// kubeletHandler returns the KubeletConfig handler fields of p for a
+// health server at hostPort.
+func (p ProberSpec) kubeletHandler(hostPort string) (url, tcpSocket string, command []string) {
+	switch p.Handler {
+	case handlerTCPSocket:
+		return "", hostPort, nil
+	case handlerExec:
+		for _, a := range p.Exec {
+			command = append(command, strings.ReplaceAll(a, "{health}", hostPort))
+		}
+		return "", "", command
+	}
+	return "http://" + hostPort + p.Endpoint, "", nil
+}
+
+// describe names what p probes, for the report.
+func (p ProberSpec) describe() string {
+	switch p.Handler {
+	case handlerTCPSocket:
+		return p.Kind + " tcpSocket"
+	case handlerExec:
+		return p.Kind + " exec " + strings.Join(p.Exec, " ")
+	}
+	return p.Kind + " " + p.Endpoint
 }

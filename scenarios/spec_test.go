@@ -45,7 +45,13 @@ configs:
       timeouts: [2s, 4s]
       heal: true
       heal_backoff: {initial: 6s, step: 5s}
-    prober: {kind: docker, endpoint: /, period: 5s, timeout: 5s, start_period: 10s}
+    prober: {kind: docker, endpoint: /, period: 5s, timeout: 5s, start_period: 10s, autoheal: true}
+  - name: upstream
+    health: {preset: upstream, heal: true}
+    prober: {kind: kubelet, handler: tcpSocket}
+  - name: exec
+    health: {mode: probe}
+    prober: {kind: kubelet, handler: exec, exec: [sh, -c, "wget -qO- http://{health}/check/"]}
 `
 
 func TestParseReadsEveryField(t *testing.T) {
@@ -56,9 +62,11 @@ func TestParseReadsEveryField(t *testing.T) {
 	if s.Name != "custom" || s.Seed != 7 || s.Duration.Duration != 2*time.Minute ||
 		s.Link.Changes[0].At.Duration != 30*time.Second || *s.Link.Changes[0].Loss != 0.01 ||
 		s.Link.Outages[0].End() != 90*time.Second || s.Load.Share != 0.9 || s.Load.Direction != "both" ||
-		s.Container.StartDelay.Duration != 3*time.Second || len(s.Configs) != 2 ||
+		s.Container.StartDelay.Duration != 3*time.Second || len(s.Configs) != 4 ||
 		s.Configs[1].Health.HealBackoff.Step.Duration != 5*time.Second ||
-		s.Configs[1].Prober.StartPeriod.Duration != 10*time.Second {
+		s.Configs[1].Prober.StartPeriod.Duration != 10*time.Second || !s.Configs[1].Prober.Autoheal ||
+		s.Configs[2].Health.Preset != "upstream" || s.Configs[2].Prober.Handler != "tcpSocket" ||
+		len(s.Configs[3].Prober.Exec) != 3 {
 		t.Errorf("parsed %+v", s)
 	}
 	// JSON is YAML too, and a spec survives the round trip.
@@ -95,6 +103,15 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"    - at: 30s", "    - at: 5m", "link.changes[0].at"},
 		{"      heal: true", "      heal: true\n      failure_threshold: -1", "configs[1].health"},
 		{"    health: {mode: probe}", "    health: {mode: probe, heal: true}", "configs[0].health"},
+		{"{preset: upstream, heal: true}", "{preset: gluetun}", "configs[2].health: preset"},
+		{"{preset: upstream, heal: true}", "{preset: upstream, mode: probe}", "configs[2].health: mode"},
+		{"{preset: upstream, heal: true}", "{preset: upstream, period: 1s}", "configs[2].health: preset: upstream fixes"},
+		{"handler: tcpSocket", "handler: grpc", "configs[2].prober: handler"},
+		{"{kind: kubelet, handler: tcpSocket}", "{kind: docker, handler: tcpSocket}", "configs[2].prober: handler"},
+		{"{kind: kubelet, handler: tcpSocket}", "{kind: kubelet, handler: tcpSocket, exec: [x]}", "configs[2].prober: exec"},
+		{"handler: exec, exec: [sh, -c", "handler: exec, exe: [sh, -c", "unknown field"},
+		{"handler: exec, exec:", "exec:", "configs[3].prober: exec"},
+		{"      failure_threshold: 3\n", "      failure_threshold: 3\n      autoheal: true\n", "configs[0].prober: autoheal"},
 	} {
 		if !strings.Contains(specYAML, tc.from) {
 			t.Fatalf("test spec lacks %q", tc.from)
@@ -132,7 +149,7 @@ func TestBuiltInSuitesAreValid(t *testing.T) {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%s: %v", s.Name, err)
 		}
-		if len(s.Configs) != 5 || len(s.Link.Outages) != 1 {
+		if len(s.Configs) != 7 || len(s.Link.Outages) != 1 {
 			t.Errorf("%s: %d configurations, %d outages", s.Name, len(s.Configs), len(s.Link.Outages))
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
-// The built-in suites compare five health configurations on the same loaded
-// link, then through a real outage:
+// The built-in suites compare seven health configurations on the same
+// loaded link, then through a real outage:
 //
 //   - reference: the reference health loop (2-10 s ladder, heal after 6 s,
 //     then 5 s more each time) with the kubelet probing the status endpoint;
@@ -16,7 +16,19 @@ import (
 //   - auto: the loop stands down while the kubelet probes /check/;
 //   - wait: the loop on, the kubelet probing the status endpoint with ?wait=;
 //   - evidence: probe-only with traffic evidence, the kubelet probing
-//     /check/ every 2 s and restarting after 2 failures.
+//     /check/ every 2 s and restarting after 2 failures;
+//   - upstream: the upstream VPN client's current check (the upstream
+//     preset: an ICMP echo every minute with 10 tries, the TLS check every
+//     5 minutes with 3, a VPN restart when every try of one failed), and
+//     its image's Docker HEALTHCHECK on the status endpoint, which only
+//     marks the container;
+//   - tcp-socket: the same check with its restarts off, and a kubelet
+//     tcpSocket liveness probe on the health port, as many users set it
+//     up: it passes while the server listens, whatever the tunnel does.
+//
+// The upstream's schedule needs up to 3 minutes to act on a dead tunnel,
+// so the default suite's outage lasts 200 s; in the quick suite's it
+// cannot act, and the report says so.
 //
 // Brownout and deep-queue are the default suite on a harder link: a
 // brownout slows the link to 2 Mbit/s for 80 s while the load goes on (a
@@ -30,10 +42,9 @@ import (
 // settings chosen once, from the rules, before any run (see
 // evidenceProber), and kept on every link since.
 
-// DefaultSuite is the comparison `tunnelprobe scenario` runs: about four
-// minutes on 2 cores.
+// DefaultSuite is the comparison `tunnelprobe scenario` runs: six minutes.
 func DefaultSuite() Spec {
-	return suite("default", 240*time.Second, 20*time.Second, 150*time.Second, 90*time.Second, 2000)
+	return suite("default", 360*time.Second, 20*time.Second, 150*time.Second, 200*time.Second, 2000)
 }
 
 // Suites are the built-in suites by name, for `tunnelprobe scenario --suite`.
@@ -114,8 +125,29 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=9s", 10*time.Second)},
 			{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(ramp)},
+			{Name: "upstream", Health: upstreamHealth(true), Prober: upstreamDocker()},
+			{Name: "tcp-socket", Health: upstreamHealth(false), Prober: tcpSocketProber(kubelet("", time.Second))},
 		},
 	}
+}
+
+// upstreamHealth is the upstream preset, with its VPN restarts on or off.
+func upstreamHealth(restarts bool) HealthSpec { return HealthSpec{Preset: "upstream", Heal: restarts} }
+
+// upstreamDocker is the upstream image's HEALTHCHECK: interval 5 s,
+// timeout 5 s, start period 10 s, 3 retries, on the status endpoint. Docker
+// only marks the container unhealthy.
+func upstreamDocker() ProberSpec {
+	return ProberSpec{
+		Kind: "docker", Endpoint: "/", Period: D(5 * time.Second), Timeout: D(5 * time.Second),
+		StartPeriod: D(10 * time.Second), FailureThreshold: 3,
+	}
+}
+
+// tcpSocketProber is p with a tcpSocket handler on the health port.
+func tcpSocketProber(p ProberSpec) ProberSpec {
+	p.Handler, p.Endpoint = handlerTCPSocket, ""
+	return p
 }
 
 // evidenceHealth is probe-only with traffic evidence from the client peer's

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
@@ -161,34 +162,9 @@ func (t *trial) driveLink(ctx context.Context) error {
 
 // probe runs the orchestrator's prober against the container.
 func (t *trial) probe(ctx context.Context, c *container) error {
-	p := t.cfg.Prober
-	url := "http://" + t.addr + p.Endpoint
-	onProbe := func(r ProbeResult) { t.rec.probe(r) }
-	onDecision := func(d Decision) { t.rec.decision(d) }
-	var run func(context.Context) error
-	switch p.Kind {
-	case "docker":
-		d, err := NewDocker(DockerConfig{
-			URL: url, Interval: p.Period.Duration, Timeout: p.Timeout.Duration,
-			StartPeriod: p.StartPeriod.Duration, Retries: p.FailureThreshold,
-			RestartOnUnhealthy: true, OnProbe: onProbe, OnDecision: onDecision,
-		}, c)
-		if err != nil {
-			return fmt.Errorf("%s: prober: %w", t.cfg.Name, err)
-		}
-		run = d.Run
-	default:
-		k, err := NewKubelet(KubeletConfig{
-			URL: url, Period: p.Period.Duration, Timeout: p.Timeout.Duration,
-			InitialDelay: p.InitialDelay.Duration, FailureThreshold: p.FailureThreshold,
-			SuccessThreshold: p.SuccessThreshold,
-			Rand:             rand.New(rand.NewPCG(t.spec.Seed, uint64(t.index))),
-			OnProbe:          onProbe, OnDecision: onDecision,
-		}, c)
-		if err != nil {
-			return fmt.Errorf("%s: prober: %w", t.cfg.Name, err)
-		}
-		run = k.Run
+	run, err := newProber(t.cfg.Prober, t.addr, rand.New(rand.NewPCG(t.spec.Seed, uint64(t.index))), t.rec, c)
+	if err != nil {
+		return fmt.Errorf("%s: prober: %w", t.cfg.Name, err)
 	}
 	if err := run(ctx); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%s: prober: %w", t.cfg.Name, err)
@@ -253,6 +229,9 @@ func (c *container) up(ctx context.Context) error {
 	}
 	if cfg.Evidence != nil {
 		cfg.Evidence.Source = t.lab.Client()
+	}
+	if t.cfg.Health.Preset == "upstream" {
+		cfg.Tiers = middleware.Upstream(t.lab.SmallCheck(), t.lab.TLSCheck()).Tiers
 	}
 	srv, err := server.New(t.lab.TLSCheck(), server.Config{Monitor: cfg})
 	if err != nil {

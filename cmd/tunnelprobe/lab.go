@@ -80,6 +80,7 @@ type labHealthFlags struct {
 	serveFlags
 	addr     *string
 	evidence *bool
+	heal     *bool
 	cfg      server.Config
 }
 
@@ -90,6 +91,7 @@ func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
 	h.addr = cliflag.AddrVar(fs, "serve", "", true, "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
 		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
 	h.evidence = fs.Bool("evidence", false, "with --serve: let the client peer's traffic decide checks first (traffic evidence, see --evidence-window)")
+	h.heal = fs.Bool("heal", true, "with --serve: heal an unhealthy tunnel in loop mode; --heal=false never heals (the upstream's restarts turned off)")
 	return h
 }
 
@@ -109,9 +111,13 @@ func (h *labHealthFlags) server(check middleware.Checker, restart middleware.Hea
 	}
 	cfg := h.cfg
 	cfg.Monitor.Heal = restart // what a VPN restart is in the lab; --heal-cmd replaces it
+	if !*h.heal {
+		cfg.Monitor.Heal, cfg.HealCommand = nil, ""
+	}
 	if *h.evidence {
 		cfg.Monitor.Evidence = &middleware.Evidence{Source: client, Window: h.evidenceWindow}
 	}
+	h.applyPreset(&cfg, client.SmallCheck(), check)
 	return server.New(check, cfg)
 }
 

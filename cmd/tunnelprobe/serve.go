@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -40,7 +41,9 @@ type serveFlags struct {
 	dnsServer   string
 
 	// The server and its monitor: see registerMonitor. Timeouts comes from
-	// --timeout or --timeouts.
+	// --timeout or --timeouts; a preset replaces the loop (see
+	// applyPreset).
+	preset   string
 	server   server.Config
 	timeout  time.Duration
 	timeouts middleware.Ladder
@@ -54,6 +57,9 @@ type serveFlags struct {
 	logFormat string
 	logLevel  slog.Level
 }
+
+// presetExcludes are the flags a --preset fixes.
+var presetExcludes = []string{"mode", "period", "timeout", "timeouts", "failure-threshold", "evidence-iface", "evidence-wireguard", "evidence"}
 
 // serveExclusive lists the flags that set the same thing, for cliflag.Parse.
 var serveExclusive = [][]string{{"timeout", "timeouts"}, {"evidence-iface", "evidence-wireguard"}}
@@ -91,6 +97,10 @@ func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
 // registerMonitor registers the flags that say how the checks are driven.
 func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
 	m := &f.server.Monitor
+	fs.Var(cliflag.Choice(&f.preset, "", "upstream"), "preset", "`name` of a whole configuration instead of the loop's flags: upstream is the upstream VPN client's\n"+
+		"current check (an ICMP echo each minute, the targets' checks every 5 minutes, fixed try timeouts,\n"+
+		"a heal when every try of a check failed; docs/serve.md); it excludes --mode, --period, --timeout(s),\n"+
+		"--failure-threshold and traffic evidence")
 	fs.TextVar(&m.Mode, "mode", middleware.ModeLoop, "`mode`: loop (the health loop checks and heals), probe (only /check/ calls check),\n"+
 		"auto (the loop stands down while /check/ is called at least once per period)")
 	fs.Var(cliflag.Duration(&m.Period, middleware.DefaultPeriod, false), "period", "`duration` the loop waits after a passing check")
@@ -128,6 +138,11 @@ func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config,
 	}
 	cfg.Monitor.Timeouts = middleware.Ladder{f.timeout}
 	given := cliflag.Given(fs)
+	for _, name := range presetExcludes {
+		if f.preset != "" && given[name] {
+			return server.Config{}, fmt.Errorf("--preset %s fixes what --%s sets: give one", f.preset, name)
+		}
+	}
 	if given["timeouts"] {
 		if given["timeout"] {
 			return server.Config{}, errors.New("--timeout and --timeouts (or TUNNELPROBE_TIMEOUT and TUNNELPROBE_TIMEOUTS) exclude each other: give one")
@@ -145,16 +160,29 @@ func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config,
 	return cfg, nil
 }
 
-// buildChecker returns the check the flags ask for, dialing through dialer
-// (nil: the host network). An error is a usage error.
-func buildChecker(f *serveFlags, dialer middleware.Dialer) (middleware.Checker, error) {
-	c, err := middleware.ParseTargets(f.targets.Values, f.check, middleware.TargetOptions{
+// applyPreset makes cfg the --preset's configuration, if one was given,
+// with small and full as its checks.
+func (f *serveFlags) applyPreset(cfg *server.Config, small middleware.Checker, full ...middleware.Checker) {
+	if f.preset == "upstream" {
+		up := middleware.Upstream(small, full...)
+		cfg.Monitor.Mode, cfg.Monitor.FailureThreshold, cfg.Monitor.Tiers = up.Mode, up.FailureThreshold, up.Tiers
+	}
+}
+
+// buildChecks returns the checks of the targets the flags ask for, dialing
+// through dialer (nil: the host network). An error is a usage error.
+func buildChecks(f *serveFlags, dialer middleware.Dialer) ([]middleware.Checker, error) {
+	targets := f.targets.Values
+	if len(targets) == 0 && f.preset == "upstream" {
+		targets = middleware.UpstreamTargets
+	}
+	checks, err := middleware.ParseTargetList(targets, f.check, middleware.TargetOptions{
 		Dialer: dialer, RootCAs: f.tlsCA.Pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invalid value for flag --target: %w", err)
 	}
-	return c, nil
+	return checks, nil
 }
 
 // serveCommand implements "tunnelprobe serve", with the environment read
@@ -167,13 +195,19 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, serveUsage, stdout, stderr, serveExclusive...); !ok {
 		return code
 	}
-	checker, err := buildChecker(&f, nil)
+	checks, err := buildChecks(&f, nil)
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
 	cfg, err := f.serverConfig(fs, stderr)
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
+	}
+	dnsServer := cmp.Or(f.dnsServer, middleware.UpstreamEchoTargets[0])
+	f.applyPreset(&cfg, middleware.UpstreamSmall(nil, dnsServer, middleware.UpstreamEchoTargets...), checks...)
+	checker := checks[0] // as middleware.ParseTargets: several pass when any one does
+	if len(checks) > 1 {
+		checker = middleware.AnyOf(checks...)
 	}
 	srv, err := server.New(checker, cfg)
 	if err != nil {

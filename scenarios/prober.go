@@ -1,0 +1,35 @@
+package scenarios
+
+import (
+	"context"
+	"math/rand/v2"
+)
+
+// newProber returns the Run of the prober p describes, probing the health
+// server at hostPort and restarting c, its probes and decisions recorded
+// in rec; rnd draws the kubelet's initial jitter.
+func newProber(p ProberSpec, hostPort string, rnd *rand.Rand, rec *recorder, c Container) (func(context.Context) error, error) {
+	if p.Kind == "docker" {
+		d, err := NewDocker(DockerConfig{
+			URL: "http://" + hostPort + p.Endpoint, Interval: p.Period.Duration, Timeout: p.Timeout.Duration,
+			StartPeriod: p.StartPeriod.Duration, Retries: p.FailureThreshold,
+			RestartOnUnhealthy: p.Autoheal, OnProbe: rec.probe, OnDecision: rec.decision,
+		}, c)
+		if err != nil {
+			return nil, err
+		}
+		return d.Run, nil
+	}
+	url, tcpSocket, command := p.kubeletHandler(hostPort)
+	k, err := NewKubelet(KubeletConfig{
+		URL: url, TCPSocket: tcpSocket, Exec: command,
+		Period: p.Period.Duration, Timeout: p.Timeout.Duration,
+		InitialDelay: p.InitialDelay.Duration, FailureThreshold: p.FailureThreshold,
+		SuccessThreshold: p.SuccessThreshold, Rand: rnd,
+		OnProbe: rec.probe, OnDecision: rec.decision,
+	}, c)
+	if err != nil {
+		return nil, err
+	}
+	return k.Run, nil
+}
