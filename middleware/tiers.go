@@ -129,6 +129,9 @@ func (l *loop) runTier(ctx context.Context, t Tier, notBefore *time.Time) (heale
 	r := l.m.execute(ctx, SourceLoop, t.total(), tierCheck{tier: t, clock: l.clock}, func() stop {
 		return stop{} // ctx ended: shutting down
 	})
+	if r.Passed() {
+		l.heals = 0 // a heal's Attempt counts from the last pass
+	}
 	if r.Passed() || ended(ctx) {
 		return false
 	}
