@@ -14,14 +14,17 @@ import (
 
 // LinkState is the JSON form of the link served by GET /link.
 type LinkState struct {
-	Rate     string   `json:"rate"`
-	RateBPS  int64    `json:"rate_bps"`
-	Delay    string   `json:"delay"`
-	Queue    string   `json:"queue"`
-	Loss     float64  `json:"loss"`
-	Down     bool     `json:"down"`
-	Uplink   Counters `json:"uplink"`
-	Downlink Counters `json:"downlink"`
+	Rate    string  `json:"rate"`
+	RateBPS int64   `json:"rate_bps"`
+	Delay   string  `json:"delay"`
+	Queue   string  `json:"queue"`
+	Loss    float64 `json:"loss"`
+	Down    bool    `json:"down"`
+	// UplinkDown and DownlinkDown are one-way outages.
+	UplinkDown   bool     `json:"uplink_down"`
+	DownlinkDown bool     `json:"downlink_down"`
+	Uplink       Counters `json:"uplink"`
+	Downlink     Counters `json:"downlink"`
 }
 
 // State returns the link's settings and counters in their JSON form.
@@ -29,7 +32,8 @@ func (st LinkStats) State() LinkState {
 	s := st.Settings
 	return LinkState{
 		Rate: s.Rate.String(), RateBPS: int64(s.Rate), Delay: s.Delay.String(), Queue: s.Queue.String(),
-		Loss: s.Loss, Down: s.Down, Uplink: st.Uplink, Downlink: st.Downlink,
+		Loss: s.Loss, Down: s.Down, UplinkDown: s.UplinkDown, DownlinkDown: s.DownlinkDown,
+		Uplink: st.Uplink, Downlink: st.Downlink,
 	}
 }
 
@@ -42,11 +46,12 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// ParseLinkUpdate reads a JSON object with any of rate, delay, queue, loss
-// and down, and returns a function that applies it to Settings. Rate and
+// ParseLinkUpdate reads a JSON object with any of rate, delay, queue, loss,
+// down, uplink_down and downlink_down, and returns a function that applies
+// it to Settings. Rate and
 // queue take the strings of ParseRate and ParseQueue or a number (bits/s,
 // bytes); delay a Go duration string; loss a number in 0..1 or a string
-// such as "1%"; down a boolean. Errors are *FieldError.
+// such as "1%"; the downs a boolean each. Errors are *FieldError.
 func ParseLinkUpdate(body []byte) (func(*Settings), error) {
 	var raw map[string]json.RawMessage
 	d := json.NewDecoder(bytes.NewReader(body))
@@ -60,7 +65,7 @@ func ParseLinkUpdate(body []byte) (func(*Settings), error) {
 		return nil, &FieldError{Field: "body", Err: errors.New("more than one JSON value: want one object")}
 	}
 	var edits []func(*Settings)
-	for _, field := range []string{"rate", "delay", "queue", "loss", "down"} {
+	for _, field := range []string{"rate", "delay", "queue", "loss", "down", "uplink_down", "downlink_down"} {
 		v, ok := raw[field]
 		if !ok {
 			continue
@@ -119,12 +124,21 @@ func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 			return nil, err
 		}
 		return func(st *Settings) { st.Loss = p }, nil
-	case "down":
+	case "down", "uplink_down", "downlink_down":
 		var b bool
 		if err := json.Unmarshal(v, &b); err != nil {
 			return nil, errors.New("want true or false")
 		}
-		return func(st *Settings) { st.Down = b }, nil
+		return func(st *Settings) {
+			switch field {
+			case "down":
+				st.Down = b
+			case "uplink_down":
+				st.UplinkDown = b
+			default:
+				st.DownlinkDown = b
+			}
+		}, nil
 	}
 	return nil, errors.New("unknown field")
 }
@@ -132,7 +146,8 @@ func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 // ControlHandler serves the lab's control API:
 //
 //	GET  /link     settings and counters (LinkState)
-//	PUT  /link     change any of rate, delay, queue, loss, down (see
+//	PUT  /link     change any of rate, delay, queue, loss, down,
+//	               uplink_down, downlink_down (see
 //	               ParseLinkUpdate); answers the new LinkState
 //	POST /restart  restart the client peer (404 if restart is nil)
 //

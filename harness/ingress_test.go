@@ -84,9 +84,16 @@ func TestControlHandler(t *testing.T) {
 	if s := l.Link().Settings(); s.Rate != 40_000_000 || s.Delay != 20*time.Millisecond || s.Queue.Packets != 300 || s.Loss != 0.01 || !s.Down {
 		t.Fatalf("settings not applied: %+v", s)
 	}
+	code, m = do("PUT", "/link", `{"down":false,"uplink_down":true}`)
+	if code != 200 || m["down"] != false || m["uplink_down"] != true || m["downlink_down"] != false {
+		t.Fatalf("PUT a one-way outage: %d %v", code, m)
+	}
+	if s := l.Link().Settings(); s.Down || !s.UplinkDown || s.DownlinkDown {
+		t.Fatalf("one-way outage not applied: %+v", s)
+	}
 	for _, tc := range []struct{ body, field string }{
 		{`{"rate":"0"}`, "rate"}, {`{"rate":"20furlongs"}`, "rate"}, {`{"delay":"-5ms"}`, "delay"},
-		{`{"queue":"0p"}`, "queue"}, {`{"loss":2}`, "loss"}, {`{"down":"yes"}`, "down"},
+		{`{"queue":"0p"}`, "queue"}, {`{"loss":2}`, "loss"}, {`{"down":"yes"}`, "down"}, {`{"downlink_down":1}`, "downlink_down"},
 		{`{"colour":"red"}`, "colour"}, {`not json`, "body"},
 		{`{"rate":"5mbit"} {"down":true}`, "body"}, {`{"rate":"5mbit"}garbage`, "body"},
 	} {

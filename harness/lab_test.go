@@ -131,3 +131,36 @@ func TestLabDownRefusesDialsUntilUp(t *testing.T) {
 		t.Fatalf("after Up: %v", err)
 	}
 }
+
+// A one-way outage drops one direction only: the check fails either way,
+// and the counters show which direction dropped.
+func TestLabOneWayOutage(t *testing.T) {
+	l := startLab(t, Config{Link: Settings{Rate: 20_000_000, Delay: 5 * time.Millisecond}})
+	ctx := t.Context()
+	for _, uplink := range []bool{true, false} {
+		set := func(down bool) {
+			t.Helper()
+			if err := l.Link().Update(func(s *Settings) { s.UplinkDown, s.DownlinkDown = uplink && down, !uplink && down }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := l.Link().Stats()
+		set(true)
+		if err := tlsCheck(ctx, l, 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+			t.Errorf("uplink down %v: the check got %v, want a deadline error", uplink, err)
+		}
+		after := l.Link().Stats()
+		upDrops := after.Uplink.OutageDrops - before.Uplink.OutageDrops
+		downDrops := after.Downlink.OutageDrops - before.Downlink.OutageDrops
+		if uplink && (upDrops == 0 || downDrops != 0) || !uplink && (downDrops == 0 || upDrops != 0) {
+			t.Errorf("uplink down %v: outage drops up %d, down %d; want drops in the down direction only", uplink, upDrops, downDrops)
+		}
+		if !uplink && after.Uplink.Packets == before.Uplink.Packets {
+			t.Errorf("downlink down: nothing crossed the working uplink")
+		}
+		set(false)
+		if err := tlsCheck(ctx, l, 5*time.Second); err != nil {
+			t.Fatalf("uplink down %v, after the outage: %v", uplink, err)
+		}
+	}
+}

@@ -100,8 +100,8 @@ func (l *Link) Start(ctx context.Context) error {
 	}
 	l.cconn, l.sconn = cconn, sconn
 	l.mu.Lock() // Update may run concurrently and reads up and down
-	l.up = &direction{sh: newShaper(l.set, l.cfg.Seed, putPacket), wake: make(chan struct{}, 1)}
-	l.down = &direction{sh: newShaper(l.set, l.cfg.Seed+1, putPacket), wake: make(chan struct{}, 1)}
+	l.up = &direction{sh: newShaper(l.set.direction(true), l.cfg.Seed, putPacket), wake: make(chan struct{}, 1)}
+	l.down = &direction{sh: newShaper(l.set.direction(false), l.cfg.Seed+1, putPacket), wake: make(chan struct{}, 1)}
 	l.mu.Unlock()
 	// The relay outlives the Start context: it runs until Close.
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -168,7 +168,8 @@ func (l *Link) Settings() Settings {
 }
 
 // Update changes the settings atomically: f edits a copy, which is
-// validated and then applied to both directions at once. Concurrent Updates
+// validated and then applied to both directions at once (each as
+// Settings.UplinkDown and DownlinkDown say). Concurrent Updates
 // do not lose each other's changes.
 func (l *Link) Update(f func(*Settings)) error {
 	l.mu.Lock()
@@ -185,7 +186,7 @@ func (l *Link) Update(f func(*Settings)) error {
 	now := time.Now()
 	for _, d := range []*direction{l.up, l.down} {
 		d.mu.Lock()
-		d.sh.settings(now, s)
+		d.sh.settings(now, s.direction(d == l.up))
 		d.mu.Unlock()
 		d.poke()
 	}

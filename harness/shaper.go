@@ -21,6 +21,18 @@ type Settings struct {
 	Loss float64
 	// Down drops every packet, queued, in flight or arriving: an outage.
 	Down bool
+	// UplinkDown and DownlinkDown do the same in one direction only
+	// (client to server, server to client): a one-way outage, such as a
+	// path that lets the client's packets out and nothing back.
+	UplinkDown, DownlinkDown bool
+}
+
+// direction returns s as one direction sees it: uplink (client to server)
+// or downlink, Down set where that direction is down.
+func (s Settings) direction(uplink bool) Settings {
+	s.Down = s.Down || (uplink && s.UplinkDown) || (!uplink && s.DownlinkDown)
+	s.UplinkDown, s.DownlinkDown = false, false
+	return s
 }
 
 // Validate reports the first invalid field, naming it.
