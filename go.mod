@@ -21,6 +21,7 @@ require (
 	golang.org/x/term v0.48.0
 	golang.zx2c4.com/wireguard v0.0.0-20260522210424-ecfc5a8d5446
 	golang.zx2c4.com/wireguard/wgctrl v0.0.0-20241231184526-a9ab2273dd10
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 	gvisor.dev/gvisor v0.0.0-20250503011706-39ed1f5ac29c
 	k8s.io/api v0.37.2

@@ -40,8 +40,11 @@ func fmtMS(v float64) string {
 }
 
 // WriteJSON writes the report as indented JSON to path.
-func (r *Report) WriteJSON(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+func (r *Report) WriteJSON(path string) error { return writeJSON(path, r) }
+
+// writeJSON writes v as indented JSON to path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -68,7 +71,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return err
 	}
 	b.WriteString("```\n\n")
-	b.WriteString("False restarts and heals happened while the link worked; detection runs from the outage's start " +
+	b.WriteString("False restarts and heals happened while the link worked (blips aside); detection runs from the outage's start " +
 		"to the first restart or heal; flaps count the health state turning unhealthy while the link worked; " +
 		"broken connections are load connections a restart or heal cut while the link worked.\n\n")
 	b.WriteString("| configuration | health server | prober |\n| --- | --- | --- |\n")
@@ -101,6 +104,9 @@ func (r *Report) findings() []string {
 				"longer than the outage; this run says nothing about how it detects one.", name, c.ScheduleSeconds))
 		default:
 			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended.", name))
+		}
+		if c.BlipActions > 0 {
+			out = append(out, fmt.Sprintf("%s restarted or healed %d time(s) for a blip the tunnel would have survived by itself.", name, c.BlipActions))
 		}
 		if n := c.FalseRestarts + c.FalseHeals; n > 0 {
 			out = append(out, fmt.Sprintf("%s restarted or healed the working tunnel %d time(s), breaking %d connection(s).",
@@ -173,20 +179,26 @@ func (c ConfigReport) tooShort() bool {
 // WriteResults writes report.md, report.json and timeline.png into dir,
 // creating it.
 func (r *Report) WriteResults(dir string) error {
+	return writeResultFiles(dir, "report", r.WriteMarkdown, r, "timeline.png", r.PlotTimeline)
+}
+
+// writeResultFiles writes NAME.md (markdown), NAME.json (v) and the PNG
+// plot draws into dir, creating it.
+func writeResultFiles(dir, name string, markdown func(io.Writer) error, v any, png string, plot func(path string) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var md strings.Builder
-	if err := r.WriteMarkdown(&md); err != nil {
+	if err := markdown(&md); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, "report.md"), []byte(md.String())); err != nil {
+	if err := writeFile(filepath.Join(dir, name+".md"), []byte(md.String())); err != nil {
 		return err
 	}
-	if err := r.WriteJSON(filepath.Join(dir, "report.json")); err != nil {
+	if err := writeJSON(filepath.Join(dir, name+".json"), v); err != nil {
 		return err
 	}
-	return r.PlotTimeline(filepath.Join(dir, "timeline.png"))
+	return plot(filepath.Join(dir, png))
 }
 
 // writeFile writes b to path through a temporary file, so that an

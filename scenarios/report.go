@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -32,13 +33,19 @@ type ConfigReport struct {
 	Mode   string `json:"mode"`
 	Prober string `json:"prober"`
 	// FalseRestarts and FalseHeals are the prober's restarts and the loop's
-	// heals while the link worked.
-	FalseRestarts int `json:"false_restarts"`
-	FalseHeals    int `json:"false_heals"`
-	// OutageDetected says whether every outage was met by a restart or a
-	// heal before it ended; DetectionSeconds is the slowest detection, from
-	// an outage's start to the first restart or heal (null if one was
-	// missed).
+	// heals while the link worked; WorkingSeconds is how long it did: from
+	// the start to the first outage, blips and BlipGrace after them left
+	// out.
+	FalseRestarts  int     `json:"false_restarts"`
+	FalseHeals     int     `json:"false_heals"`
+	WorkingSeconds float64 `json:"working_seconds"`
+	// BlipActions are the restarts and heals during a blip, a short outage
+	// the tunnel survives by itself, or BlipGrace after it.
+	BlipActions int `json:"blip_actions"`
+	// OutageDetected says whether every outage (blips aside) was met by a
+	// restart or a heal before it ended; DetectionSeconds is the slowest
+	// detection, from an outage's start to the first restart or heal (null
+	// if one was missed).
 	OutageDetected   bool           `json:"outage_detected"`
 	DetectionSeconds *float64       `json:"detection_seconds"`
 	Outages          []OutageReport `json:"outages"`
@@ -77,6 +84,7 @@ type ConfigReport struct {
 type OutageReport struct {
 	Start            float64  `json:"start"`
 	End              float64  `json:"end"`
+	Direction        string   `json:"direction"` // both, up or down
 	Detected         bool     `json:"detected"`
 	DetectionSeconds *float64 `json:"detection_seconds"`
 	// TooShort is set when the outage ended before the configuration's
@@ -92,8 +100,7 @@ type LatencyMS struct {
 
 // measure computes a configuration's figures from its timeline and load.
 func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start time.Time, w window) ConfigReport {
-	worked := spec.workingEnd().Seconds()
-	before := func(o Offset) bool { return float64(o) < worked }
+	working := spec.workingTime()
 	rep := ConfigReport{
 		Mode:            cfg.Health.Mode,
 		Prober:          cfg.Prober.describe(),
@@ -102,17 +109,19 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 		Heals:           len(tl.Heals),
 		Timeline:        tl,
 		ConnsAchieved:   load.ConnsAchieved,
+		WorkingSeconds:  working.seconds(),
 	}
-	rep.FalseRestarts = countIf(tl.Restarts, before)
-	rep.FalseHeals = countIf(tl.Heals, before)
+	rep.FalseRestarts = countIf(tl.Restarts, working.holds)
+	rep.FalseHeals = countIf(tl.Heals, working.holds)
+	rep.BlipActions = countIf(slices.Concat(tl.Restarts, tl.Heals), working.inBlip)
 	for _, s := range tl.States {
-		if s.To == "unhealthy" && before(s.At) {
+		if s.To == "unhealthy" && working.holds(s.At) {
 			rep.Flaps++
 		}
 	}
 	passed := 0
 	for _, p := range tl.Probes {
-		if before(p.At) {
+		if working.holds(p.At) {
 			rep.Probes++
 			if p.Passed {
 				passed++
@@ -124,36 +133,14 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 	}
 	var lat []float64
 	for _, c := range tl.Checks {
-		if before(c.At) {
+		if working.holds(c.At) {
 			lat = append(lat, c.Latency)
 		}
 	}
 	rep.CheckLatencyMS = LatencyMS{P50: percentile(lat, 50), P99: percentile(lat, 99)}
-
-	actions := slices.Concat(tl.Restarts, tl.Heals)
-	slices.Sort(actions)
-	rep.OutageDetected = len(spec.Link.Outages) > 0
-	var slowest float64
-	for _, w := range spec.Link.Outages {
-		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds()}
-		for _, a := range actions {
-			if float64(a) >= o.Start && float64(a) < o.End {
-				d := float64(a) - o.Start
-				o.Detected, o.DetectionSeconds = true, &d
-				slowest = max(slowest, d)
-				break
-			}
-		}
-		o.TooShort = !o.Detected && rep.ScheduleSeconds > 0 && o.End-o.Start < rep.ScheduleSeconds
-		rep.OutageDetected = rep.OutageDetected && o.Detected
-		rep.Outages = append(rep.Outages, o)
-	}
-	if rep.OutageDetected {
-		rep.DetectionSeconds = &slowest
-	}
-
+	rep.detect(spec, tl)
 	for _, s := range load.Series {
-		if float64(s.T-start.Unix()) < worked {
+		if working.holds(Offset(s.T - start.Unix())) {
 			rep.BrokenConnections += s.Disruptions
 		}
 	}
@@ -167,6 +154,74 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 		rep.LinkUtilisation = float64(w.linkBytes) / capacity
 	}
 	return rep
+}
+
+// detect fills in how rep's configuration met each outage that is no blip:
+// the first restart or heal inside it.
+func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
+	actions := slices.Concat(tl.Restarts, tl.Heals)
+	slices.Sort(actions)
+	rep.OutageDetected = false
+	var slowest float64
+	for _, w := range spec.Link.Outages {
+		if w.Blip {
+			continue
+		}
+		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds(), Direction: cmp.Or(w.Direction, "both")}
+		for _, a := range actions {
+			if float64(a) >= o.Start && float64(a) < o.End {
+				d := float64(a) - o.Start
+				o.Detected, o.DetectionSeconds = true, &d
+				slowest = max(slowest, d)
+				break
+			}
+		}
+		o.TooShort = !o.Detected && rep.ScheduleSeconds > 0 && o.End-o.Start < rep.ScheduleSeconds
+		rep.OutageDetected = (len(rep.Outages) == 0 || rep.OutageDetected) && o.Detected
+		rep.Outages = append(rep.Outages, o)
+	}
+	if rep.OutageDetected {
+		rep.DetectionSeconds = &slowest
+	}
+}
+
+// workingTime is when the link of a spec works: from the start to the
+// first outage, blips (and BlipGrace after each) left out.
+type workingTime struct {
+	end   float64
+	blips [][2]float64 // [start, end+grace)
+}
+
+func (s Spec) workingTime() workingTime {
+	w := workingTime{end: s.workingEnd().Seconds()}
+	for _, o := range s.Link.Outages {
+		if o.Blip {
+			w.blips = append(w.blips, [2]float64{o.Start.Seconds(), (o.End() + BlipGrace).Seconds()})
+		}
+	}
+	return w
+}
+
+// inBlip reports whether o falls in a blip or its grace.
+func (w workingTime) inBlip(o Offset) bool {
+	for _, b := range w.blips {
+		if float64(o) >= b[0] && float64(o) < b[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether the link worked at o.
+func (w workingTime) holds(o Offset) bool { return float64(o) < w.end && !w.inBlip(o) }
+
+// seconds is how long the link worked.
+func (w workingTime) seconds() float64 {
+	d := w.end
+	for _, b := range w.blips {
+		d -= max(0, min(b[1], w.end)-min(b[0], w.end))
+	}
+	return d
 }
 
 func countIf(xs []Offset, f func(Offset) bool) int {

@@ -127,3 +127,25 @@ func TestMeasureSaysWhenTheOutageWasTooShortForTheSchedule(t *testing.T) {
 		}
 	}
 }
+
+// A blip is no outage to detect: actions during it, or BlipGrace after,
+// are blip actions, its time is not working time, and a one-way outage
+// after it is the one detected.
+func TestMeasureCountsBlipsApart(t *testing.T) {
+	spec := QuickSuite() // 90 s
+	spec.Link.Outages = []Window{
+		{Start: D(20 * time.Second), Duration: D(10 * time.Second), Blip: true}, // blip actions until 60 s
+		{Start: D(70 * time.Second), Duration: D(20 * time.Second), Direction: "up"},
+	}
+	tl := Timeline{Restarts: []Offset{25, 55, 65, 75}, Heals: []Offset{10}}
+	c := measure(spec, spec.Configs[1], tl, loadgen.Result{}, time.Unix(0, 0), window{})
+	if c.BlipActions != 2 || c.FalseRestarts != 1 || c.FalseHeals != 1 {
+		t.Errorf("blip actions %d, false restarts %d, false heals %d; want 2, 1 (at 65 s), 1", c.BlipActions, c.FalseRestarts, c.FalseHeals)
+	}
+	if c.WorkingSeconds != 30 { // 0-20 and 60-70
+		t.Errorf("working %v s, want 30", c.WorkingSeconds)
+	}
+	if len(c.Outages) != 1 || !c.OutageDetected || *c.DetectionSeconds != 5 || c.Outages[0].Direction != "up" {
+		t.Errorf("outages %+v: want the one-way outage alone, detected in 5 s", c.Outages)
+	}
+}

@@ -116,6 +116,9 @@ func progress(ctx context.Context, opt Options, spec Spec, start time.Time, tria
 		for _, w := range spec.Link.Outages {
 			if elapsed >= w.Start.Duration && elapsed < w.End() {
 				phase = "OUTAGE"
+				if w.Blip {
+					phase = "blip"
+				}
 			}
 		}
 		fmt.Fprintf(&b, "[%4.0fs/%.0fs %s]", elapsed.Seconds(), spec.Duration.Seconds(), phase)

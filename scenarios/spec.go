@@ -65,7 +65,8 @@ type LinkSpec struct {
 	Loss  float64  `json:"loss"`
 	// Changes alter the link at given times after the start.
 	Changes []LinkChange `json:"changes,omitempty"`
-	// Outages are windows in which the link drops everything.
+	// Outages are windows in which the link drops everything, in both
+	// directions or, with Direction, in one.
 	Outages []Window `json:"outages,omitempty"`
 }
 
@@ -78,18 +79,45 @@ type LinkChange struct {
 	Loss  *float64  `json:"loss,omitempty"`
 }
 
-// Window is a span of the run.
+// Window is a span of the run: an outage.
 type Window struct {
 	Start    Duration `json:"start"`
 	Duration Duration `json:"duration"`
+	// Direction is what the outage drops: "both" (the default), "up"
+	// (client to server only) or "down" (server to client only).
+	Direction string `json:"direction,omitempty"`
+	// Blip marks a short outage the tunnel survives by itself (about
+	// 10 s): nothing should act on it. The link still counts as working
+	// through it; restarts and heals from its start until BlipGrace
+	// after its end are counted apart, as blip actions.
+	Blip bool `json:"blip,omitempty"`
 }
 
-// workingEnd is when the link stops working: the first outage's start, or
-// the end of the run.
+// BlipGrace is how long after a blip ends a restart or heal is still put
+// down to it: a kubelet's three failed probes 10 s apart can act that
+// late.
+const BlipGrace = 30 * time.Second
+
+// apply sets the outage's direction on set (down or not).
+func (w Window) apply(set *harness.Settings, down bool) {
+	switch w.Direction {
+	case "up":
+		set.UplinkDown = down
+	case "down":
+		set.DownlinkDown = down
+	default:
+		set.Down = down
+	}
+}
+
+// workingEnd is when the link stops working: the first outage's start
+// (blips do not count), or the end of the run.
 func (s Spec) workingEnd() time.Duration {
 	end := s.Duration.Duration
 	for _, w := range s.Link.Outages {
-		end = min(end, w.Start.Duration)
+		if !w.Blip {
+			end = min(end, w.Start.Duration)
+		}
 	}
 	return end
 }
@@ -273,6 +301,11 @@ func (s Spec) Validate() error {
 		path := fmt.Sprintf("link.outages[%d]", i)
 		if w.Start.Duration < 0 || w.Duration.Duration <= 0 || w.End() > s.Duration.Duration {
 			bad(path, "must lie within the run and last a positive time")
+		}
+		switch w.Direction {
+		case "", "both", "up", "down":
+		default:
+			bad(path+".direction", "%q is not both, up or down", w.Direction)
 		}
 	}
 	switch total := min(s.Load.Conns, MaxLoadConns+1) * max(len(s.Configs), 1); {

@@ -23,6 +23,10 @@ link:
   outages:
     - start: 60s
       duration: 30s
+    - start: 20s
+      duration: 5s
+      blip: true
+      direction: down
 load:
   conns: 500
   share: 0.9
@@ -100,6 +104,7 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"      endpoint: /check/?timeout=9s", "      endpoint: check", "configs[0].prober"},
 		{"  - name: docker", "  - name: k8s", "configs[1].name"},
 		{"    - start: 60s", "    - start: 110s", "link.outages[0]"},
+		{"    - start: 60s", "    - start: 60s\n      direction: sideways", "link.outages[0].direction"},
 		{"    - at: 30s", "    - at: 5m", "link.changes[0].at"},
 		{"      heal: true", "      heal: true\n      failure_threshold: -1", "configs[1].health"},
 		{"    health: {mode: probe}", "    health: {mode: probe, heal: true}", "configs[0].health"},

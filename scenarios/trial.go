@@ -78,10 +78,12 @@ func (t *trial) run(ctx context.Context) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return t.driveLink(gctx) })
-	g.Go(func() error {
-		t.load, t.loadErr = loadgen.Run(gctx, t.loadConfig())
-		return nil // a load failure is reported, not fatal to the others
-	})
+	if t.spec.Load.Conns > 0 { // none: an idle tunnel
+		g.Go(func() error {
+			t.load, t.loadErr = loadgen.Run(gctx, t.loadConfig())
+			return nil // a load failure is reported, not fatal to the others
+		})
+	}
 	g.Go(func() error { return t.probe(gctx, c) })
 	g.Go(func() error { t.measureWindow(gctx); return nil })
 	err := g.Wait()
@@ -143,8 +145,8 @@ func (t *trial) driveLink(ctx context.Context) error {
 	}
 	for _, w := range t.spec.Link.Outages {
 		steps = append(steps,
-			step{w.Start.Duration, func(s *harness.Settings) { s.Down = true }},
-			step{w.End(), func(s *harness.Settings) { s.Down = false }})
+			step{w.Start.Duration, func(s *harness.Settings) { w.apply(s, true) }},
+			step{w.End(), func(s *harness.Settings) { w.apply(s, false) }})
 	}
 	// Stable: a change and an outage at the same time apply in spec order.
 	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.at, b.at) })

@@ -1,0 +1,79 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MatrixConditions are the built-in matrix of link conditions (`tunnelprobe
+// scenario --matrix`): the built-in suites' seven configurations on seven
+// links, 1,000 connections each unless idle, the outage shapes spread over
+// them. A pass over all of them takes about 25 minutes.
+//
+//   - default: the default suite's link (20 Mbit/s, 10 ms, 256 packets);
+//     a 10 s blip at 50 s, then a black hole of 190 s, long enough for
+//     every configuration's schedule to act (the upstream's needs 180 s);
+//   - deep-queue: 4,096 packets of queue, about 2.5 s of queueing delay; the
+//     uplink drops everything for 60 s (a one-way outage);
+//   - slow: 3 Mbit/s with 40 ms of delay; a blip, then a 60 s black hole;
+//   - lossy: 1% random loss both ways; the downlink drops everything for
+//     60 s;
+//   - brownout: the rate a tenth (2 Mbit/s) for 70 s while the load goes
+//     on, the link never failing; then a 60 s black hole;
+//   - paced: the load paced at 90% of the rate, no greedy overload; a
+//     blip, then the uplink down for 60 s;
+//   - idle: no load; a black hole of 190 s.
+//
+// Blips are outages the tunnel survives by itself: restarts and heals in
+// them (and BlipGrace after) are counted apart, not as false restarts nor as
+// detections.
+func MatrixConditions() []Spec {
+	const conns = 1000
+	blip := Window{Start: D(50 * time.Second), Duration: D(10 * time.Second), Blip: true}
+	hole := func(at, d time.Duration) Window { return Window{Start: D(at), Duration: D(d)} }
+	oneWay := func(at, d time.Duration, dir string) Window {
+		return Window{Start: D(at), Duration: D(d), Direction: dir}
+	}
+	condition := func(name string, total time.Duration, outages []Window, change func(*Spec)) Spec {
+		s := suite(name, total, 20*time.Second, 0, 0, conns)
+		s.Link.Outages = outages
+		if change != nil {
+			change(&s)
+		}
+		return s
+	}
+	return []Spec{
+		condition("default", 320*time.Second, []Window{blip, hole(120*time.Second, 190*time.Second)}, nil),
+		condition("deep-queue", 170*time.Second, []Window{oneWay(100*time.Second, 60*time.Second, "up")}, func(s *Spec) {
+			s.Link.Queue = "4096p"
+		}),
+		condition("slow", 180*time.Second, []Window{blip, hole(110*time.Second, 60*time.Second)}, func(s *Spec) {
+			s.Link.Rate, s.Link.Delay = "3mbit", D(40*time.Millisecond)
+		}),
+		condition("lossy", 170*time.Second, []Window{oneWay(100*time.Second, 60*time.Second, "down")}, func(s *Spec) {
+			s.Link.Loss = 0.01
+		}),
+		condition("brownout", 180*time.Second, []Window{hole(110*time.Second, 60*time.Second)}, func(s *Spec) {
+			s.Link.Changes = []LinkChange{{At: D(30 * time.Second), Rate: "2mbit"}, {At: D(100 * time.Second), Rate: "20mbit"}}
+		}),
+		condition("paced", 180*time.Second, []Window{blip, oneWay(110*time.Second, 60*time.Second, "up")}, func(s *Spec) {
+			s.Load.Share = 0.9
+		}),
+		condition("idle", 260*time.Second, []Window{hole(60*time.Second, 190*time.Second)}, func(s *Spec) {
+			s.Load.Conns = 0
+		}),
+	}
+}
+
+// MatrixCondition returns the built-in condition of that name.
+func MatrixCondition(name string) (Spec, error) {
+	var names []string
+	for _, c := range MatrixConditions() {
+		if c.Name == name {
+			return c, nil
+		}
+		names = append(names, c.Name)
+	}
+	return Spec{}, fmt.Errorf("no such condition: want one of %s", strings.Join(names, ", "))
+}

@@ -1,0 +1,112 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/shirou/gopsutil/v4/cpu"
+)
+
+// SaturatedCPU is the machine's CPU use above which a run is marked
+// saturated: its processes were starved, so checks may look slow for the
+// wrong reason.
+const SaturatedCPU = 0.9
+
+// MatrixOptions configure RunMatrix.
+type MatrixOptions struct {
+	// Options are each run's.
+	Options
+	// Repeat is how many passes over the conditions to make, each with its
+	// own seed; zero means one.
+	Repeat int
+	// Seed is the first pass's seed, and each later pass's the one after;
+	// zero keeps each condition's own seed for the first pass.
+	Seed uint64
+	// OnRun, when set, is called after each run, with the runs so far.
+	OnRun func(MatrixRun)
+	// Log, when set, receives a line as each run starts.
+	Log io.Writer
+
+	// run runs one condition: Run, unless a test replaces it.
+	run func(context.Context, Spec, Options) (*Report, error)
+	// cpuTimes reads the machine's CPU times: gopsutil's, unless a test
+	// replaces it.
+	cpuTimes func() (busy, total float64, err error)
+}
+
+// A MatrixRun is one run of one condition.
+type MatrixRun struct {
+	Condition string `json:"condition"`
+	Pass      int    `json:"pass"` // from 1
+	Seed      uint64 `json:"seed"`
+	// CPU is the share of the machine's CPU time (every core) that was busy
+	// during the run; Saturated is CPU above SaturatedCPU.
+	CPU       float64 `json:"cpu"`
+	Saturated bool    `json:"saturated"`
+	Report    *Report `json:"report"`
+}
+
+// RunMatrix runs each condition Repeat times, one run at a time, and
+// gathers the rates over every run. When ctx ends it stops after the run
+// under way, which is kept but marked interrupted and left out of the
+// rates, and returns the report of what was measured, marked Interrupted.
+// An error is a run that failed; the report then holds the runs before it.
+func RunMatrix(ctx context.Context, conditions []Spec, opt MatrixOptions) (*MatrixReport, error) {
+	if opt.run == nil {
+		opt.run = Run
+	}
+	if opt.cpuTimes == nil {
+		opt.cpuTimes = machineCPUTimes
+	}
+	passes := max(opt.Repeat, 1)
+	rep := newMatrixReport(conditions, passes)
+	defer rep.finish()
+	for pass := 1; pass <= passes; pass++ {
+		for _, c := range conditions {
+			if ended(ctx) {
+				rep.Interrupted = true
+				return rep, nil
+			}
+			spec := c
+			if opt.Seed != 0 {
+				spec.Seed = opt.Seed
+			}
+			spec.Seed += uint64(pass - 1)
+			if opt.Log != nil {
+				fmt.Fprintf(opt.Log, "run %d of %d: %s, seed %d\n", len(rep.Runs)+1, passes*len(conditions), spec.Name, spec.Seed)
+			}
+			busy0, total0, cpuErr := opt.cpuTimes()
+			r, err := opt.run(ctx, spec, opt.Options)
+			if err != nil {
+				return rep, fmt.Errorf("%s, seed %d: %w", spec.Name, spec.Seed, err)
+			}
+			run := MatrixRun{Condition: spec.Name, Pass: pass, Seed: spec.Seed, Report: r}
+			if busy1, total1, err := opt.cpuTimes(); err == nil && cpuErr == nil && total1 > total0 {
+				run.CPU = (busy1 - busy0) / (total1 - total0)
+				run.Saturated = run.CPU > SaturatedCPU
+			}
+			rep.add(run)
+			if opt.OnRun != nil {
+				opt.OnRun(run)
+			}
+			if r.Interrupted {
+				rep.Interrupted = true
+				return rep, nil
+			}
+		}
+	}
+	return rep, nil
+}
+
+// machineCPUTimes returns the machine's busy and total CPU seconds since
+// boot, over every core.
+func machineCPUTimes() (busy, total float64, err error) {
+	ts, err := cpu.Times(false)
+	if err != nil || len(ts) == 0 {
+		return 0, 0, fmt.Errorf("cpu times: %v", err)
+	}
+	t := ts[0]
+	total = t.Total()
+	return total - t.Idle - t.Iowait, total, nil
+}

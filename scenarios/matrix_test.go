@@ -1,0 +1,152 @@
+package scenarios
+
+import (
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeRun stands for Run: a report in which configuration "x" restarted
+// the working tunnel once in half an hour and caught its one outage in 8 s.
+// It records the seeds, and the run numbered interruptAt (from 1) is cut
+// short by cancel.
+type fakeRun struct {
+	seeds       []string
+	interruptAt int
+	cancel      context.CancelFunc
+}
+
+func (f *fakeRun) run(ctx context.Context, spec Spec, _ Options) (*Report, error) {
+	f.seeds = append(f.seeds, spec.Name+"/"+string(rune('0'+spec.Seed)))
+	detection := 8.0
+	rep := &Report{
+		Name: spec.Name, Seed: spec.Seed, Spec: spec, Order: []string{"x"},
+		Configs: map[string]ConfigReport{"x": {
+			WorkingSeconds: 1800, FalseRestarts: 1, BlipActions: 1, BrokenConnections: 500,
+			Outages: []OutageReport{{Start: 10, End: 20, Detected: true, DetectionSeconds: &detection}},
+		}},
+	}
+	if len(f.seeds) == f.interruptAt {
+		f.cancel()
+		rep.Interrupted = true
+	}
+	return rep, nil
+}
+
+func tinyCondition(name string, seed uint64) Spec {
+	return Spec{
+		Name: name, Seed: seed, Duration: D(30 * time.Second),
+		Link:    LinkSpec{Outages: []Window{{Start: D(5 * time.Second), Duration: D(2 * time.Second), Blip: true}, {Start: D(10 * time.Second), Duration: D(10 * time.Second)}}},
+		Configs: []ConfigSpec{{Name: "x"}},
+	}
+}
+
+// The matrix's bookkeeping: conditions in order on every pass, each pass
+// with the next seed, the machine's CPU per run, the rates over the runs
+// that completed, and an interruption that keeps what was measured.
+func TestRunMatrixBookkeeping(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &fakeRun{interruptAt: 5, cancel: cancel}
+	var busy, total float64
+	cpuTimes := func() (float64, float64, error) { // 95% busy during odd runs, 50% during even ones
+		total += 100
+		if len(f.seeds)%2 == 1 {
+			busy += 95
+		} else {
+			busy += 50
+		}
+		return busy, total, nil
+	}
+	var seen []MatrixRun
+	rep, err := RunMatrix(ctx, []Spec{tinyCondition("a", 1), tinyCondition("b", 4)}, MatrixOptions{
+		Repeat: 3, run: f.run, cpuTimes: cpuTimes, OnRun: func(r MatrixRun) { seen = append(seen, r) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a/1", "b/4", "a/2", "b/5", "a/3"}; !slices.Equal(f.seeds, want) {
+		t.Errorf("runs %v, want %v: the conditions in order, each pass the next seed", f.seeds, want)
+	}
+	if !rep.Interrupted || len(rep.Runs) != 5 || len(seen) != 5 || !rep.Runs[4].Report.Interrupted {
+		t.Fatalf("interrupted %v with %d runs (%d reported); want the interrupted fifth kept", rep.Interrupted, len(rep.Runs), len(seen))
+	}
+	if !rep.Runs[0].Saturated || rep.Runs[1].Saturated || rep.Runs[0].CPU < 0.94 {
+		t.Errorf("CPU of the first runs: %+v, %+v; want the first saturated", rep.Runs[0], rep.Runs[1])
+	}
+	// Four completed runs of half an hour, a restart in each: 4 in 2 h.
+	x := rep.Overall["x"]
+	if x.Runs != 4 || x.WorkingHours != 2 || x.FalseRestarts != 4 || x.FalseRestartRate.PerHour != 2 ||
+		x.Outages != 4 || x.Detected != 4 || x.Blips != 4 || x.BlipActions != 4 || x.BrokenPerHour != 1000 || x.SaturatedRuns != 2 {
+		t.Errorf("overall %+v", x)
+	}
+	if iv := x.FalseRestartRate.Interval; !near(iv.Low*2, 1.0899) || !near(iv.High*2, 10.2416) {
+		t.Errorf("the interval of 4 restarts in 2 h: %+v", iv)
+	}
+	if x.DetectedShare.High != 1 || *x.DetectionMedianSeconds != 8 {
+		t.Errorf("detection %+v, median %v", x.DetectedShare, *x.DetectionMedianSeconds)
+	}
+	if a := rep.ByCondition["a"]["x"]; a.Runs != 2 {
+		t.Errorf("condition a: %d completed runs, want 2 (its third was interrupted)", a.Runs)
+	}
+
+	dir := t.TempDir()
+	if err := rep.WriteResults(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
+	if err != nil || !strings.Contains(string(md), "Interrupted") || !strings.Contains(string(md), "saturated the CPU") {
+		t.Errorf("matrix.md does not say it was interrupted and saturated: %v\n%s", err, md)
+	}
+	for _, name := range []string{"matrix.json", "a-seed1/report.json", "b-seed5/timeline.png"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	pngFile, err := os.Open(filepath.Join(dir, "matrix.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pngFile.Close()
+	if _, err := png.Decode(pngFile); err != nil {
+		t.Errorf("matrix.png: %v", err)
+	}
+}
+
+// A matrix given a seed starts every condition there.
+func TestRunMatrixSeed(t *testing.T) {
+	f := &fakeRun{}
+	if _, err := RunMatrix(context.Background(), []Spec{tinyCondition("a", 1), tinyCondition("b", 4)},
+		MatrixOptions{Repeat: 2, Seed: 7, run: f.run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a/7", "b/7", "a/8", "b/8"}; !slices.Equal(f.seeds, want) {
+		t.Errorf("runs %v, want %v", f.seeds, want)
+	}
+}
+
+func TestMatrixConditionsAreValid(t *testing.T) {
+	var total time.Duration
+	names := map[string]bool{}
+	for _, s := range MatrixConditions() {
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		names[s.Name] = true
+		total += s.Duration.Duration
+		if len(s.Configs) != 7 {
+			t.Errorf("%s: %d configurations", s.Name, len(s.Configs))
+		}
+	}
+	if len(names) != 7 {
+		t.Errorf("%d conditions, want 7 with distinct names", len(names))
+	}
+	if total > 27*time.Minute {
+		t.Errorf("a pass takes %v of runs: too long for 30 minutes", total)
+	}
+}
