@@ -59,8 +59,11 @@ func (m *MatrixReport) PlotMatrix(path string) error {
 	}
 	bottom, err := m.heatPanel("outages detected (median detection)", matrixGrid{m, detected}, badToGood, 0, 1,
 		func(r Rates) string {
-			if r.Outages == 0 {
+			switch {
+			case r.Outages == 0:
 				return "-"
+			case r.Detected == 0 && r.TooShort > 0:
+				return fmt.Sprintf("0/%d (too short)", r.Outages)
 			}
 			return fmt.Sprintf("%d/%d %s", r.Detected, r.Outages, fmtSeconds(r.DetectionMedianSeconds))
 		})
