@@ -153,7 +153,7 @@ func checkTiers(tiers []Tier, mode Mode) ([]Tier, error) {
 		return nil, nil
 	}
 	if mode != ModeLoop {
-		return nil, fmt.Errorf("Tiers: a tiered schedule is a loop: it needs ModeLoop, not %v", mode)
+		return nil, fmt.Errorf("%s: a tiered schedule is a loop: it needs ModeLoop, not %v", "Tiers", mode)
 	}
 	out := make([]Tier, len(tiers))
 	var errs []error

@@ -107,6 +107,7 @@ func machineCPUTimes() (busy, total float64, err error) {
 		return 0, 0, fmt.Errorf("cpu times: %v", err)
 	}
 	t := ts[0]
-	total = t.Total()
+	// Guest time is already in User on Linux.
+	total = t.User + t.System + t.Nice + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
 	return total - t.Idle - t.Iowait, total, nil
 }

@@ -132,7 +132,9 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 }
 
 // upstreamHealth is the upstream preset, with its VPN restarts on or off.
-func upstreamHealth(restarts bool) HealthSpec { return HealthSpec{Preset: "upstream", Heal: restarts} }
+func upstreamHealth(restarts bool) HealthSpec {
+	return HealthSpec{Preset: "upstream", Mode: "loop", Heal: restarts}
+}
 
 // upstreamDocker is the upstream image's HEALTHCHECK: interval 5 s,
 // timeout 5 s, start period 10 s, 3 retries, on the status endpoint. Docker
