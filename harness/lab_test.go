@@ -137,6 +137,11 @@ func TestLabDownRefusesDialsUntilUp(t *testing.T) {
 func TestLabOneWayOutage(t *testing.T) {
 	l := startLab(t, Config{Link: Settings{Rate: 20_000_000, Delay: 5 * time.Millisecond}})
 	ctx := t.Context()
+	// The WireGuard handshake first: one lost to the outage would be tried
+	// again only 5 s later.
+	if err := tlsCheck(ctx, l, 5*time.Second); err != nil {
+		t.Fatalf("before the outage: %v", err)
+	}
 	for _, uplink := range []bool{true, false} {
 		set := func(down bool) {
 			t.Helper()
