@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"strings"
-	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 )
@@ -60,10 +59,7 @@ func (c DNSQueryCheck) Check(ctx context.Context) error {
 		return fail("dial", err)
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })()
+	defer endWithContext(ctx, conn)()
 	if _, err := conn.Write(query); err != nil {
 		return fail("query", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/net/icmp"
 	"golang.org/x/net/ipv4"
@@ -63,12 +62,7 @@ func (c ICMPCheck) Check(ctx context.Context) error {
 		return newStepError(ctx, "icmp", c.Address, "socket", err)
 	}
 	defer conn.Close()
-	// A read blocks until the deadline: ctx's, or now once ctx is
-	// cancelled.
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })()
+	defer endWithContext(ctx, conn)()
 
 	req := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{Seq: int(echoSeq.Add(1) & 0xffff), Data: make([]byte, 16)}}
 	proto := 1 // ICMP for IPv4

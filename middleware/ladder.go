@@ -33,6 +33,15 @@ func ParseLadder(s string) (Ladder, error) {
 	return l, nil
 }
 
+// Total is the sum of l's timeouts: the longest its tries take in all.
+func (l Ladder) Total() time.Duration {
+	var d time.Duration
+	for _, x := range l {
+		d += x
+	}
+	return d
+}
+
 // String returns l as ParseLadder reads it.
 func (l Ladder) String() string { return strings.Join(l.durations(), ",") }
 

@@ -59,6 +59,16 @@ func dialLive(ctx context.Context, d Dialer, network, addr string) (net.Conn, er
 	return conn, nil
 }
 
+// endWithContext makes conn's reads and writes end with ctx: at its
+// deadline, or at once when it is cancelled, for a check that waits on conn
+// rather than on ctx. Call stop when done with conn.
+func endWithContext(ctx context.Context, conn net.Conn) (stop func() bool) {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	return context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+}
+
 // stepError is the error of a built-in check: "kind target: step: cause",
 // e.g. "tcp 127.0.0.1:1: dial: connection refused". The message drops the
 // "dial tcp a->b:" prefixes of the net package, which repeat the target, but

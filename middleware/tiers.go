@@ -28,15 +28,6 @@ type Tier struct {
 	Tries Ladder
 }
 
-// total is the longest a run of t can take.
-func (t Tier) total() time.Duration {
-	var d time.Duration
-	for _, x := range t.Tries {
-		d += x
-	}
-	return d
-}
-
 // tierCheck is one run of a tier, as a check: its tries in turn.
 type tierCheck struct {
 	tier  Tier
@@ -78,7 +69,7 @@ func (l *loop) runTiers(ctx context.Context) {
 			if t.Every > 0 || healed {
 				continue
 			}
-			if !l.sleepUntil(ctx, notBefore, t.total()) {
+			if !l.sleepUntil(ctx, notBefore, t.Tries.Total()) {
 				return
 			}
 			healed = l.runTier(ctx, t, &notBefore)
@@ -105,7 +96,7 @@ func (l *loop) runTiers(ctx context.Context) {
 			if at.Before(notBefore) {
 				at = notBefore
 			}
-			if !l.sleepUntil(ctx, at, tiers[next].total()) {
+			if !l.sleepUntil(ctx, at, tiers[next].Tries.Total()) {
 				return
 			}
 			healed = l.runTier(ctx, tiers[next], &notBefore)
@@ -125,8 +116,8 @@ func (l *loop) runTier(ctx context.Context, t Tier, notBefore *time.Time) (heale
 		t.Check = l.m.checker
 	}
 	start := l.clock.Now()
-	l.m.owe(start.Add(t.total()))
-	r := l.m.execute(ctx, SourceLoop, t.total(), tierCheck{tier: t, clock: l.clock}, func() stop {
+	l.m.owe(start.Add(t.Tries.Total()))
+	r := l.m.execute(ctx, SourceLoop, t.Tries.Total(), tierCheck{tier: t, clock: l.clock}, func() stop {
 		return stop{} // ctx ended: shutting down
 	})
 	if r.Passed() {

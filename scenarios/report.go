@@ -161,7 +161,6 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
 	actions := slices.Concat(tl.Restarts, tl.Heals)
 	slices.Sort(actions)
-	rep.OutageDetected = false
 	var slowest float64
 	for _, w := range spec.Link.Outages {
 		if w.Blip {
@@ -177,9 +176,9 @@ func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
 			}
 		}
 		o.TooShort = !o.Detected && rep.ScheduleSeconds > 0 && o.End-o.Start < rep.ScheduleSeconds
-		rep.OutageDetected = (len(rep.Outages) == 0 || rep.OutageDetected) && o.Detected
 		rep.Outages = append(rep.Outages, o)
 	}
+	rep.OutageDetected = len(rep.Outages) > 0 && !slices.ContainsFunc(rep.Outages, func(o OutageReport) bool { return !o.Detected })
 	if rep.OutageDetected {
 		rep.DetectionSeconds = &slowest
 	}

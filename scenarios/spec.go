@@ -445,11 +445,7 @@ func (h HealthSpec) scheduleNeeds() time.Duration {
 	if h.Preset != "upstream" || !h.Heal {
 		return 0
 	}
-	var tries time.Duration
-	for _, d := range middleware.UpstreamSmallTries {
-		tries += d
-	}
-	return middleware.UpstreamSmallEvery + tries
+	return middleware.UpstreamSmallEvery + middleware.UpstreamSmallTries.Total()
 }
 
 // The kubelet probe handlers of a spec.
