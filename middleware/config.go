@@ -59,10 +59,10 @@ func (m *Mode) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// A HealFunc repairs the tunnel, typically by restarting the VPN. An error is
-// reported to the observer and the loop goes on. It must return soon after
-// ctx ends (Config.HealTimeout): the loop waits for it, and a heal that
-// ignores ctx holds the loop until the status reports the state stale.
+// A HealFunc repairs the tunnel, typically by restarting the VPN. It runs
+// beside the loop's checks, which go on while it does; an error is reported
+// to the observer. It must return soon after ctx ends (Config.HealTimeout):
+// until it returns no other heal starts, and Run waits for it to return.
 type HealFunc func(ctx context.Context) error
 
 // ErrHealTimeout is wrapped by the error of a heal still running at
@@ -94,7 +94,7 @@ const (
 	DefaultRetryWait       = time.Second
 	DefaultMaxWait         = 60 * time.Second
 	DefaultMaxCheckTimeout = 60 * time.Second
-	DefaultHealTimeout     = 2 * time.Minute
+	DefaultHealTimeout     = time.Minute
 )
 
 // Config configures a [Monitor]. The zero value is useful: loop mode, a fixed
@@ -130,7 +130,9 @@ type Config struct {
 	FailureThreshold int
 
 	// Heal, when set, is called by the loop while the state is unhealthy,
-	// spaced by HealBackoff. Never called in ModeProbe, nor in ModeAuto
+	// spaced by HealBackoff (from the end of the previous heal), one at a
+	// time. The loop keeps checking while it runs, and starts the timeout
+	// ladder over when it ends. Never called in ModeProbe, nor in ModeAuto
 	// while probes drive the checks.
 	Heal HealFunc
 
@@ -138,8 +140,12 @@ type Config struct {
 	HealBackoff HealBackoff
 
 	// HealTimeout bounds each heal: its context ends then, and the heal is
-	// reported as failed with ErrHealTimeout. A VPN restart takes seconds;
-	// one that takes minutes is stuck. Zero means DefaultHealTimeout.
+	// reported as failed with ErrHealTimeout. The loop goes on checking
+	// while a heal runs, so this bounds how long a stuck restart blocks the
+	// next one, not how stale the state may get. A VPN restart takes
+	// seconds; a container's restart up to its grace period (30 s by
+	// default in Kubernetes) and its start; so a minute is stuck. Zero
+	// means DefaultHealTimeout.
 	HealTimeout time.Duration
 
 	// MaxWait caps the status endpoint's ?wait=. Zero means DefaultMaxWait.

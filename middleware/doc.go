@@ -26,11 +26,12 @@
 // one effective loop and nothing drifts out of phase. [Reference] returns the
 // configuration of the health loop this project started from.
 //
-// The state cannot go silently stale: a heal is bounded by HealTimeout, and
-// while a loop runs it owes its next result by a time it knows; more than a
-// Period past that, the snapshot is Stale and the status endpoint answers
-// 503 whatever the last result said. A running heal shows in the snapshot,
-// the answers, the observer and the metrics.
+// The state cannot go silently stale: the loop goes on checking while a heal
+// runs, and it owes its next result by a time it knows; more than a Period
+// past that, the snapshot is Stale and the status endpoint answers 503
+// whatever the last result said. A running heal, bounded by HealTimeout,
+// shows in the snapshot, the answers (also when it overruns its timeout),
+// the observer and the metrics.
 //
 // # HTTP
 //

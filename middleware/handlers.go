@@ -72,7 +72,13 @@ func (m *Monitor) statusReply(s Snapshot) reply {
 		rep.text = "unknown: no check has run yet"
 	}
 	if h := s.Healing; h != nil {
-		rep.text += fmt.Sprintf("; healing since %s (attempt %d)", h.Time.UTC().Format(time.RFC3339), h.Attempt)
+		rep.text += fmt.Sprintf("; healing since %s (attempt %d", h.Time.UTC().Format(time.RFC3339), h.Attempt)
+		if over := m.cfg.Clock.Since(h.Time) - h.Timeout; h.Timeout > 0 && over > 0 {
+			// Its context ended at the timeout and it still runs: it
+			// ignores cancellation, and no other heal can start.
+			rep.text += fmt.Sprintf(", %v past its %v timeout", over.Round(time.Second), h.Timeout)
+		}
+		rep.text += ")"
 	}
 	return rep
 }

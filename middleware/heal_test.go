@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,22 +76,32 @@ func TestHealThatHangsIsCutOffAtHealTimeout(t *testing.T) {
 		t.Errorf("JSON healing = %+v (%v)", body.Healing, err)
 	}
 
-	r.clock.Advance(30 * time.Second)
-	e := <-r.heals
-	if !errors.Is(e.Err, middleware.ErrHealTimeout) || e.Duration != 30*time.Second {
-		t.Errorf("heal event %+v, want ErrHealTimeout after 30s", e)
+	// The loop goes on checking, once a RetryWait, while the heal runs;
+	// at 36 s the heal's context ends and it is reported as timed out.
+	for at := 7; at <= 36; at++ {
+		r.wake()
+		if c := r.nextCall(); c.at != epoch.Add(time.Duration(at)*time.Second) {
+			t.Fatalf("check at %v while healing, want %ds", c.at.Sub(epoch), at)
+		}
 	}
-	// The loop goes on checking, and the heal is over.
-	c := r.nextCall()
-	if c.at != epoch.Add(36*time.Second) {
-		t.Errorf("next check at %v, want 36s", c.at.Sub(epoch))
+	select {
+	case e := <-r.heals:
+		if !errors.Is(e.Err, middleware.ErrHealTimeout) || e.Duration != 30*time.Second {
+			t.Errorf("heal event %+v, want ErrHealTimeout after 30s", e)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the heal's timeout was not reported")
 	}
+	r.settle()
 	if s := r.m.Snapshot(); s.Healing != nil || s.Stale {
 		t.Errorf("after the heal: Healing %+v, Stale %v", s.Healing, s.Stale)
 	}
 }
 
-func TestHealThatIgnoresItsContextMakesTheStateStale(t *testing.T) {
+// A heal that hangs must not freeze the state: the loop checks on while it
+// runs, so a target that comes back and dies again during the heal reads
+// 200, then 503 within the loop's schedule, not when the heal ends.
+func TestHealDoesNotFreezeTheState(t *testing.T) {
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	r := failUntilHeal(t, func(context.Context) error {
@@ -100,35 +111,54 @@ func TestHealThatIgnoresItsContextMakesTheStateStale(t *testing.T) {
 	}, started)
 	t.Cleanup(func() { close(release) }) // before the rig stops the loop
 
-	// The loop owes a result by the end of the heal timeout (36 s) and is
-	// given a period (5 s) more; a passing /check/ meanwhile does not make
-	// a frozen loop's state healthy.
-	r.outcome = func(context.Context, int) error { return nil }
+	var up atomic.Bool
+	r.outcome = func(context.Context, int) error {
+		if up.Load() {
+			return nil
+		}
+		return errDown
+	}
+	// The target comes back: an on-demand check passes, and so does the
+	// loop's next check.
+	up.Store(true)
 	r.m.Probe(context.Background())
-	r.clock.Advance(35 * time.Second)
-	if s := r.m.Snapshot(); s.Stale || s.Status != middleware.StatusHealthy {
-		t.Fatalf("at 41 s: stale %v, status %v; want fresh and healthy", s.Stale, s.Status)
-	}
+	r.nextCall()
 	if w := status(t, r.m, false); w.Code != http.StatusOK {
-		t.Errorf("at 41 s: %d %q, want 200", w.Code, w.Body.String())
+		t.Fatalf("after a passing check: %d %q, want 200", w.Code, w.Body.String())
 	}
-	r.clock.Advance(time.Millisecond)
-	s := r.m.Snapshot()
-	if !s.Stale || !s.DueBy.Equal(epoch.Add(36*time.Second)) {
-		t.Errorf("Stale %v, DueBy %v; want stale, due at 36 s", s.Stale, s.DueBy.Sub(epoch))
+	r.wake()
+	r.nextCall()
+	// It goes away again: the loop's next check, a Period later, says so.
+	up.Store(false)
+	until, _ := r.settle()
+	if want := epoch.Add(7*time.Second + middleware.DefaultPeriod); !until.Equal(want) {
+		t.Errorf("next check at %v while healing, want %v", until.Sub(epoch), want.Sub(epoch))
 	}
+	r.advanceTo(until)
+	r.nextCall()
+	until, _ = r.settle()
 	w := status(t, r.m, false)
-	if w.Code != http.StatusServiceUnavailable || !strings.HasPrefix(w.Body.String(), "stale: the health loop owed a result by 2026-01-01T00:00:36Z and is 5s late") ||
-		!strings.Contains(w.Body.String(), "healing since 2026-01-01T00:00:06Z") {
-		t.Errorf("%d %q, want 503 stale, healing since 6 s", w.Code, w.Body.String())
+	if w.Code != http.StatusServiceUnavailable || !strings.HasPrefix(w.Body.String(), "unhealthy after 1 failed check(s)") ||
+		!strings.Contains(w.Body.String(), "healing since 2026-01-01T00:00:06Z (attempt 1)") {
+		t.Errorf("%d %q, want 503 unhealthy, healing since 6 s", w.Code, w.Body.String())
 	}
-	var body struct {
-		Status string
-		Stale  bool
-		DueBy  string
+
+	// Past its timeout the heal still runs, deaf to its context: the
+	// status says so, the loop keeps the state fresh, and no second heal
+	// starts beside it.
+	for r.clock.Since(epoch) < 40*time.Second {
+		r.advanceTo(until)
+		r.nextCall()
+		until, _ = r.settle()
 	}
-	if err := json.Unmarshal(status(t, r.m, true).Body.Bytes(), &body); err != nil || body.Status != "fail" || !body.Stale || body.DueBy != "2026-01-01T00:00:36Z" {
-		t.Errorf("JSON %+v (%v), want fail, stale, due at 36 s", body, err)
+	w = status(t, r.m, false)
+	if s := r.m.Snapshot(); s.Stale || !strings.Contains(w.Body.String(), "(attempt 1, 4s past its 30s timeout)") {
+		t.Errorf("at 40 s: stale %v, %q; want fresh, naming the heal past its timeout", s.Stale, w.Body.String())
+	}
+	select {
+	case h := <-r.healStarts:
+		t.Errorf("a second heal started at %v beside the first", h.Time.Sub(epoch))
+	default:
 	}
 }
 

@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +22,10 @@ type loop struct {
 	unhealthySince time.Time
 	heals          int
 	nextHeal       time.Time
+	// healing is the heal running beside the checks; nil when none is.
+	healing *healRun
+	// healEnded is set when a heal ends: the tiered schedule starts over.
+	healEnded bool
 }
 
 func newLoop(m *Monitor) *loop {
@@ -30,6 +33,7 @@ func newLoop(m *Monitor) *loop {
 }
 
 func (l *loop) run(ctx context.Context) {
+	defer l.waitHeal()
 	if len(l.cfg.Tiers) > 0 {
 		l.runTiers(ctx)
 		return
@@ -56,6 +60,9 @@ func (l *loop) run(ctx context.Context) {
 		if !r.Passed() {
 			l.failures++
 			l.maybeHeal(ctx)
+			// After the first failure the loop retries soon, also while
+			// a heal runs: the state must follow the tunnel whatever
+			// the heal is doing.
 			next = start.Add(l.cfg.RetryWait)
 		} else {
 			l.failures = 0
@@ -79,59 +86,12 @@ func (l *loop) check(ctx context.Context) Result {
 	})
 }
 
-// maybeHeal heals when the state is unhealthy and the back-off allows it.
-func (l *loop) maybeHeal(ctx context.Context) {
-	if l.cfg.Heal == nil {
-		return
-	}
-	s := l.m.Snapshot()
-	if s.Status != StatusUnhealthy {
-		return
-	}
-	if !s.Since.Equal(l.unhealthySince) {
-		l.unhealthySince = s.Since
-		l.heals = 0
-		l.nextHeal = s.Since.Add(l.cfg.HealBackoff.Initial)
-	}
-	now := l.clock.Now()
-	if now.Before(l.nextHeal) {
-		return
-	}
-	l.heals++
-	err := l.heal(ctx, now)
-	end := l.clock.Now()
-	l.cfg.Observer.Healed(HealEvent{Time: now, Attempt: l.heals, Duration: end.Sub(now), Err: err})
-	// A restarted tunnel starts the ladder over, as in the reference.
-	l.failures = 0
-	l.nextHeal = end.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
-}
-
-// heal runs the heal function bounded by HealTimeout, and shows it in the
-// state while it runs: a heal that hangs must not freeze the state unseen.
-func (l *loop) heal(ctx context.Context, now time.Time) error {
-	timeout := l.cfg.HealTimeout
-	h := &HealStart{Time: now, Attempt: l.heals, Timeout: timeout}
-	l.m.owe(now.Add(timeout))
-	l.m.setHealing(h)
-	defer l.m.setHealing(nil)
-	l.cfg.Observer.HealStarted(*h)
-	healCtx, cancel := clockwork.WithTimeout(ctx, l.clock, timeout)
-	defer cancel()
-	err := healSafely(healCtx, l.cfg.Heal)
-	if ended(healCtx) && !ended(ctx) {
-		if err == nil {
-			err = errors.New("it returned only after its context ended")
-		}
-		err = fmt.Errorf("%w after %v: %w", ErrHealTimeout, timeout, err)
-	}
-	return err
-}
-
-// sleepUntil waits until t or until ctx ends; it reports whether ctx is
-// still alive. The check that starts at t may take up to timeout.
+// sleepUntil waits until t, until the running heal ends (the tunnel was
+// just restarted: check it at once) or until ctx ends; it reports whether
+// ctx is still alive. The check that starts at t may take up to timeout.
 func (l *loop) sleepUntil(ctx context.Context, t time.Time, timeout time.Duration) bool {
 	d := t.Sub(l.clock.Now())
-	if d <= 0 {
+	if l.pollHeal() || d <= 0 {
 		return !ended(ctx)
 	}
 	// The next check starts at t and owes its result by the end of its
@@ -145,18 +105,10 @@ func (l *loop) sleepUntil(ctx context.Context, t time.Time, timeout time.Duratio
 	select {
 	case <-timer.Chan():
 		return true
+	case err := <-l.healDone():
+		l.finishHeal(err)
+		return true
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// healSafely calls heal, turning a panic into an error: a broken heal
-// command must not stop the loop.
-func healSafely(ctx context.Context, heal HealFunc) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("heal panicked: %v", p)
-		}
-	}()
-	return heal(ctx)
 }

@@ -37,7 +37,9 @@ type rig struct {
 	calls  chan checkCall
 	sleeps chan time.Time
 	heals  chan middleware.HealEvent
-	n      atomic.Int64
+	// healStarts receives each heal as it starts.
+	healStarts chan middleware.HealStart
+	n          atomic.Int64
 	// outcome gives the n-th check's result (n from 1). Set it before run.
 	outcome func(ctx context.Context, n int) error
 }
@@ -52,21 +54,25 @@ func newRig(t *testing.T, cfg middleware.Config, outcome func(n int) error) *rig
 		calls:  make(chan checkCall, 64),
 		sleeps: make(chan time.Time, 8),
 		heals:  make(chan middleware.HealEvent, 64),
+
+		healStarts: make(chan middleware.HealStart, 64),
 	}
 	var source atomic.Int64
 	cfg.Clock = r.clock
 	cfg.Observer = middleware.ObserverFuncs{
 		OnCheckStarted: func(s middleware.CheckStart) { source.Store(int64(s.Source)) },
+		OnHealStarted:  func(h middleware.HealStart) { r.healStarts <- h },
 		OnHealed:       func(e middleware.HealEvent) { r.heals <- e },
 	}
 	checker := middleware.CheckerFunc(func(ctx context.Context) error {
 		deadline, _ := ctx.Deadline()
+		n := int(r.n.Add(1)) // counted before the test hears of the call
 		r.calls <- checkCall{
 			source:  middleware.Source(source.Load()),
 			at:      r.clock.Now(),
 			timeout: deadline.Sub(r.clock.Now()),
 		}
-		return r.outcome(ctx, int(r.n.Add(1)))
+		return r.outcome(ctx, n)
 	})
 	m, err := middleware.New(checker, cfg)
 	if err != nil {
@@ -115,6 +121,60 @@ func (r *rig) wake() time.Duration {
 		r.t.Fatal("the loop did not wait")
 		return 0
 	}
+}
+
+// A healGate is a heal function that ends when the test says (endHeal),
+// or when its context does.
+type healGate chan error
+
+func (g healGate) heal(ctx context.Context) error {
+	select {
+	case err := <-g:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// settle waits for the loop to wait for its next check, and returns when
+// that wait ends and whether a heal started before it.
+func (r *rig) settle() (until time.Time, healing bool) {
+	r.t.Helper()
+	until = r.nextSleep()
+	select {
+	case <-r.healStarts:
+		return until, true
+	default:
+		return until, false
+	}
+}
+
+// endHeal ends the running heal with err while the loop waits (after
+// settle), so that the heal's end, not the timer, wakes the loop, which then
+// checks at once; it returns the heal's event.
+func (r *rig) endHeal(g healGate, err error) middleware.HealEvent {
+	r.t.Helper()
+	g <- err
+	select {
+	case e := <-r.heals:
+		return e
+	case <-time.After(hangGuard):
+		r.t.Fatal("the heal's end was not reported")
+		return middleware.HealEvent{}
+	}
+}
+
+// step lets the loop go on after a check: when a heal started, it ends it
+// with err and returns its event; otherwise it advances the clock to the
+// end of the loop's wait.
+func (r *rig) step(g healGate, err error) (middleware.HealEvent, bool) {
+	r.t.Helper()
+	until, healing := r.settle()
+	if !healing {
+		r.advanceTo(until)
+		return middleware.HealEvent{}, false
+	}
+	return r.endHeal(g, err), true
 }
 
 func (r *rig) noHeal() {
@@ -174,19 +234,21 @@ func TestLoopFailureThresholdAndStreakReset(t *testing.T) {
 	r.run()
 	for i, w := range want {
 		r.nextCall()
-		r.wake() // the result is recorded before the loop sleeps
+		until := r.nextSleep() // the result is recorded before the loop sleeps
 		s := r.m.Snapshot()
 		if s.Status != w.status || s.ConsecutiveFailures != w.failures {
 			t.Errorf("after check %d: %v with %d failures, want %v with %d",
 				i+1, s.Status, s.ConsecutiveFailures, w.status, w.failures)
 		}
+		r.advanceTo(until)
 	}
 }
 
 func TestLoopHealBackoffFollowsReference(t *testing.T) {
 	cfg := middleware.Reference()
 	cfg.Timeouts = []time.Duration{time.Second}
-	cfg.Heal = func(context.Context) error { return errors.New("vpn restart failed") }
+	gate := make(healGate)
+	cfg.Heal = gate.heal
 	var passAt atomic.Int64 // the check that passes, once set
 	r := newRig(t, cfg, func(n int) error {
 		if int64(n) == passAt.Load() {
@@ -202,11 +264,8 @@ func TestLoopHealBackoffFollowsReference(t *testing.T) {
 	var heals []middleware.HealEvent
 	for len(heals) < 3 {
 		r.nextCall()
-		r.wake()
-		select {
-		case e := <-r.heals:
+		if e, healed := r.step(gate, errors.New("vpn restart failed")); healed {
 			heals = append(heals, e)
-		default:
 		}
 	}
 	for i, want := range []time.Duration{6, 17, 33} {
@@ -220,20 +279,19 @@ func TestLoopHealBackoffFollowsReference(t *testing.T) {
 
 	// A pass resets the back-off: the next unhealthy spell heals 6 s after
 	// it starts.
+	r.nextCall() // the check at once after the heal fails
 	passAt.Store(r.n.Load() + 1)
+	r.step(gate, nil)
 	r.nextCall()
 	r.wake()
 	r.noHeal()
 	spell := r.nextCall().at
 	for {
-		r.wake()
-		select {
-		case e := <-r.heals:
+		if e, healed := r.step(gate, nil); healed {
 			if got := e.Time.Sub(spell); got != 6*time.Second || e.Attempt != 1 {
 				t.Errorf("after a pass: heal attempt %d %v into the spell, want attempt 1 at 6s", e.Attempt, got)
 			}
 			return
-		default:
 		}
 		r.nextCall()
 	}
@@ -241,25 +299,22 @@ func TestLoopHealBackoffFollowsReference(t *testing.T) {
 
 func TestLoopLadderRestartsAfterHeal(t *testing.T) {
 	cfg := middleware.Reference()
-	healed := make(chan struct{}, 8)
-	cfg.Heal = func(context.Context) error { healed <- struct{}{}; return nil }
+	gate := make(healGate)
+	cfg.Heal = gate.heal
 	r := newRig(t, cfg, func(int) error { return errDown })
 	r.run()
-	var last checkCall
 	for {
-		last = r.nextCall()
-		r.wake()
-		select {
-		case <-healed:
-			if next := r.nextCall(); next.timeout != 2*time.Second {
-				t.Errorf("first try after a heal: timeout %v, want 2s", next.timeout)
-			}
-			if last.timeout == 2*time.Second {
-				t.Errorf("the heal came before the ladder stepped up")
-			}
-			return
-		default:
+		last := r.nextCall()
+		if _, healed := r.step(gate, nil); !healed {
+			continue
 		}
+		if last.timeout == 2*time.Second {
+			t.Errorf("the heal came before the ladder stepped up")
+		}
+		if next := r.nextCall(); next.timeout != 2*time.Second {
+			t.Errorf("first try after a heal: timeout %v, want 2s", next.timeout)
+		}
+		return
 	}
 }
 

@@ -57,22 +57,26 @@ func (c tierCheck) Check(ctx context.Context) error {
 
 // runTiers is the loop of a tiered schedule: the startup tiers, then each
 // periodic tier when it is due, one at a time, until ctx ends. A run that
-// fails is recorded, and with Heal set heals at once and starts the
-// schedule over, startup tiers first, as a restarted VPN does.
+// fails is recorded, and with Heal set starts a heal at once; the schedule
+// goes on while the heal runs and starts over, startup tiers first, when
+// it ends, as a restarted VPN does.
 func (l *loop) runTiers(ctx context.Context) {
 	defer l.m.owe(time.Time{})
 	tiers := l.cfg.Tiers
 	var notBefore time.Time // RetryWait after a failed run's start: a check that fails at once must not spin
 	for {
-		healed := false
+		l.healEnded = false
 		for _, t := range tiers {
-			if t.Every > 0 || healed {
+			if t.Every > 0 {
 				continue
 			}
 			if !l.sleepUntil(ctx, notBefore, t.Tries.Total()) {
 				return
 			}
-			healed = l.runTier(ctx, t, &notBefore)
+			if l.healEnded {
+				break
+			}
+			l.runTier(ctx, t, &notBefore)
 			if ended(ctx) {
 				return
 			}
@@ -81,7 +85,7 @@ func (l *loop) runTiers(ctx context.Context) {
 		for i, t := range tiers {
 			due[i] = l.clock.Now().Add(t.Every)
 		}
-		for !healed {
+		for !l.healEnded {
 			next := -1
 			for i, t := range tiers {
 				if t.Every > 0 && (next < 0 || due[i].Before(due[next])) {
@@ -89,17 +93,24 @@ func (l *loop) runTiers(ctx context.Context) {
 				}
 			}
 			if next < 0 {
-				<-ctx.Done() // startup tiers only: nothing more to run
+				// Startup tiers only: nothing more to run unless a heal
+				// ends, and nothing owed meanwhile.
+				l.m.owe(time.Time{})
+				select {
+				case err := <-l.healDone():
+					l.finishHeal(err)
+					continue
+				case <-ctx.Done():
+					return
+				}
+			}
+			if !l.sleepUntil(ctx, maxTime(due[next], notBefore), tiers[next].Tries.Total()) {
 				return
 			}
-			at := due[next]
-			if at.Before(notBefore) {
-				at = notBefore
+			if l.healEnded {
+				continue
 			}
-			if !l.sleepUntil(ctx, at, tiers[next].Tries.Total()) {
-				return
-			}
-			healed = l.runTier(ctx, tiers[next], &notBefore)
+			l.runTier(ctx, tiers[next], &notBefore)
 			if ended(ctx) {
 				return
 			}
@@ -108,10 +119,17 @@ func (l *loop) runTiers(ctx context.Context) {
 	}
 }
 
-// runTier runs one tier and records its result; when it failed, it heals
-// if it may and reports whether it did. notBefore is moved RetryWait past
-// the start of a failed run.
-func (l *loop) runTier(ctx context.Context, t Tier, notBefore *time.Time) (healed bool) {
+func maxTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
+// runTier runs one tier and records its result; when it failed and the
+// state is unhealthy, it starts a heal unless one runs. notBefore is moved
+// RetryWait past the start of a failed run.
+func (l *loop) runTier(ctx context.Context, t Tier, notBefore *time.Time) {
 	if t.Check == nil {
 		t.Check = l.m.checker
 	}
@@ -124,17 +142,12 @@ func (l *loop) runTier(ctx context.Context, t Tier, notBefore *time.Time) (heale
 		l.heals = 0 // a heal's Attempt counts from the last pass
 	}
 	if r.Passed() || ended(ctx) {
-		return false
+		return
 	}
 	*notBefore = start.Add(l.cfg.RetryWait)
-	if l.cfg.Heal == nil || l.m.Snapshot().Status != StatusUnhealthy {
-		return false
+	if l.cfg.Heal != nil && l.healing == nil && l.m.Snapshot().Status == StatusUnhealthy {
+		l.startHeal(ctx, l.clock.Now())
 	}
-	l.heals++
-	now := l.clock.Now()
-	err := l.heal(ctx, now)
-	l.cfg.Observer.Healed(HealEvent{Time: now, Attempt: l.heals, Duration: l.clock.Since(now), Err: err})
-	return true
 }
 
 // checkTiers returns the tiers with their defaults, or the errors of the

@@ -27,6 +27,8 @@ type upstreamRig struct {
 	*rig
 	tries  chan tierCall
 	answer atomic.Pointer[func(c tierCall) error]
+	// gate ends the restarts (when heal is set).
+	gate healGate
 }
 
 // answerWith makes the checks answer with f from their next try on.
@@ -35,7 +37,7 @@ func (u *upstreamRig) answerWith(f func(c tierCall) error) { u.answer.Store(&f) 
 var errHang = errors.New("hang until the deadline")
 
 func newUpstreamRig(t *testing.T, heal bool) *upstreamRig {
-	u := &upstreamRig{tries: make(chan tierCall, 64)}
+	u := &upstreamRig{tries: make(chan tierCall, 64), gate: make(healGate)}
 	u.answerWith(func(tierCall) error { return nil })
 	check := func(name string) middleware.Checker {
 		return middleware.CheckerFunc(func(ctx context.Context) error {
@@ -52,7 +54,7 @@ func newUpstreamRig(t *testing.T, heal bool) *upstreamRig {
 	}
 	cfg := middleware.Upstream(check("small"), check("full"))
 	if heal {
-		cfg.Heal = func(context.Context) error { return nil }
+		cfg.Heal = u.gate.heal
 	}
 	u.rig = newRig(t, cfg, func(int) error { return nil })
 	return u
@@ -123,22 +125,23 @@ func TestUpstreamSchedule(t *testing.T) {
 		t.Fatalf("after passing checks: %v", s.Status)
 	}
 	u.expect("small", 6*minute, middleware.UpstreamSmallTries, true)
-	// The VPN restarts at once, and the schedule starts over: the startup
-	// check, then the small check a minute later, the full one 5 minutes
-	// later.
-	select {
-	case e := <-u.heals:
-		if at := e.Time.Sub(epoch); at != 8*minute {
-			t.Errorf("restart at %v, want 8m0s, when the last try failed", at)
-		}
-	case <-time.After(hangGuard):
+	// The VPN restarts at once, and when the restart ends the schedule
+	// starts over: the startup check, then the small check a minute later,
+	// the full one 5 minutes later.
+	if _, healing := u.settle(); !healing {
 		t.Fatal("no restart after the small check failed")
 	}
 	s := u.m.Snapshot()
 	if s.Status != middleware.StatusUnhealthy || !strings.Contains(s.Last.Err.Error(), "small: all 10 tries failed") {
 		t.Errorf("after the failed small check: %v, %v", s.Status, s.Last.Err)
 	}
+	if s.Healing == nil || s.Healing.Time.Sub(epoch) != 8*minute {
+		t.Errorf("Healing = %+v, want a restart since 8m0s, when the last try failed", s.Healing)
+	}
 	u.answerWith(func(tierCall) error { return nil })
+	if e := u.endHeal(u.gate, nil); e.Time.Sub(epoch) != 8*minute {
+		t.Errorf("restart at %v, want 8m0s", e.Time.Sub(epoch))
+	}
 	close(gate)
 	// RetryWait after the failed run's start has long passed: at once.
 	u.expect("full", 8*minute, middleware.UpstreamStartupTries, false)
@@ -162,8 +165,10 @@ func TestUpstreamSchedule(t *testing.T) {
 	}
 	// Due with the small check again: at once after it.
 	u.expect("full", 13*minute, middleware.UpstreamFullTries, false)
-	<-u.heals
 	u.answerWith(func(tierCall) error { return nil })
+	if _, healed := u.step(u.gate, nil); !healed {
+		t.Fatal("no restart after the full check failed")
+	}
 	if d := u.wake(); d != middleware.DefaultRetryWait {
 		t.Errorf("startup check %v after the failed full check, want RetryWait", d)
 	}

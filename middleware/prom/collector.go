@@ -44,7 +44,7 @@ func NewCollector(mon *middleware.Monitor, opts Opts) *Collector {
 		mode: prometheus.NewDesc(name("mode"),
 			"Who drives the checks: 1 for the monitor's mode (loop, probe or auto), 0 for the others.", []string{"mode"}, cl),
 		stale: prometheus.NewDesc(name("stale"),
-			"1 while the loop is more than a period late with the result it owes (a hung check or heal): the state is then stale.", nil, cl),
+			"1 while the loop is more than a period late with the result it owes (a hung check): the state is then stale.", nil, cl),
 		healing: prometheus.NewDesc(name("heal_in_progress"),
 			"1 while a heal runs, 0 otherwise.", nil, cl),
 		healStart: prometheus.NewDesc(name("heal_started_timestamp_seconds"),

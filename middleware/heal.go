@@ -1,0 +1,119 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// healRun is a heal the loop runs beside its checks. The loop starts it,
+// goes on checking (so that a long or hung heal never leaves the state
+// unchecked), and takes its end from done.
+type healRun struct {
+	HealStart
+	// done receives the heal's error once; buffered, so that the heal's
+	// goroutine never waits for a loop that is busy checking.
+	done   chan error
+	cancel context.CancelFunc
+}
+
+// maybeHeal starts a heal when the state is unhealthy, no heal runs and the
+// back-off allows it.
+func (l *loop) maybeHeal(ctx context.Context) {
+	if l.cfg.Heal == nil || l.healing != nil {
+		return
+	}
+	s := l.m.Snapshot()
+	if s.Status != StatusUnhealthy {
+		return
+	}
+	if !s.Since.Equal(l.unhealthySince) {
+		l.unhealthySince = s.Since
+		l.heals = 0
+		l.nextHeal = s.Since.Add(l.cfg.HealBackoff.Initial)
+	}
+	if now := l.clock.Now(); !now.Before(l.nextHeal) {
+		l.startHeal(ctx, now)
+	}
+}
+
+// startHeal starts the heal function bounded by HealTimeout in a goroutine
+// of its own, and shows it in the state while it runs.
+func (l *loop) startHeal(ctx context.Context, now time.Time) {
+	l.heals++
+	timeout := l.cfg.HealTimeout
+	h := &healRun{HealStart: HealStart{Time: now, Attempt: l.heals, Timeout: timeout}, done: make(chan error, 1)}
+	var healCtx context.Context
+	healCtx, h.cancel = clockwork.WithTimeout(ctx, l.clock, timeout)
+	l.healing = h
+	l.m.setHealing(&h.HealStart)
+	l.cfg.Observer.HealStarted(h.HealStart)
+	go func() {
+		err := healSafely(healCtx, l.cfg.Heal)
+		if ended(healCtx) && !ended(ctx) {
+			if err == nil {
+				err = errors.New("it returned only after its context ended")
+			}
+			err = fmt.Errorf("%w after %v: %w", ErrHealTimeout, timeout, err)
+		}
+		h.done <- err
+	}()
+}
+
+// healDone returns the channel on which the running heal ends; nil (which
+// never receives) when none runs.
+func (l *loop) healDone() <-chan error {
+	if l.healing == nil {
+		return nil
+	}
+	return l.healing.done
+}
+
+// pollHeal takes the end of the running heal if it has ended, and reports
+// whether it had.
+func (l *loop) pollHeal() bool {
+	select {
+	case err := <-l.healDone():
+		l.finishHeal(err)
+		return true
+	default:
+		return false
+	}
+}
+
+// finishHeal reports the heal that ended with err and schedules the next.
+func (l *loop) finishHeal(err error) {
+	h := l.healing
+	l.healing = nil
+	h.cancel()
+	end := l.clock.Now()
+	l.m.setHealing(nil)
+	l.cfg.Observer.Healed(HealEvent{Time: h.Time, Attempt: h.Attempt, Duration: end.Sub(h.Time), Err: err})
+	// A restarted tunnel starts the ladder over, as in the reference, and
+	// a tiered schedule starts over.
+	l.failures = 0
+	l.healEnded = true
+	l.nextHeal = end.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
+}
+
+// waitHeal waits for the running heal, if any, to end: the loop owns it.
+// The loop's context has ended by then, and with it the heal's.
+func (l *loop) waitHeal() {
+	if l.healing != nil {
+		l.finishHeal(<-l.healing.done)
+	}
+}
+
+// healSafely calls heal, turning a panic into an error: a broken heal
+// command must not stop the loop.
+func healSafely(ctx context.Context, heal HealFunc) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("heal panicked: %v", p)
+		}
+	}()
+	return heal(ctx)
+}
