@@ -8,3 +8,6 @@ import "os/exec"
 // the end of cmd's context kills cmd alone, and WaitDelay bounds the wait
 // for anything it left behind.
 func KillOnCancel(*exec.Cmd) {}
+
+// KillLeftovers does nothing where process groups do not exist.
+func KillLeftovers(*exec.Cmd) bool { return false }

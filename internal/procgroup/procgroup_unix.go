@@ -15,3 +15,11 @@ func KillOnCancel(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
+
+// KillLeftovers kills what a command that has exited left running in its
+// process group (a shell's background children), and reports whether
+// anything was left. Call it after cmd.Wait, with KillOnCancel set before
+// Start.
+func KillLeftovers(cmd *exec.Cmd) bool {
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil
+}

@@ -14,5 +14,6 @@
 //
 // A [HealCommand] heal runs its command in a process group of its own,
 // killed with every process it started when the heal's context ends (the
-// monitor's HealTimeout, or shutdown).
+// monitor's HealTimeout, or shutdown). Its exit status decides; what it
+// leaves running in its group when it exits is killed.
 package server

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"time"
 
@@ -12,19 +14,25 @@ import (
 )
 
 const (
-	// healWaitDelay bounds how long a heal command's output is awaited
-	// after it exits or is killed: a command that leaves a background child
-	// holding its stdout must not stall the health loop.
-	healWaitDelay = 5 * time.Second
+	// healOutputWait bounds how long a heal command's output is awaited
+	// after it exits and what it left in its process group is killed: a
+	// child that left the group (setsid) and still holds the output must
+	// not stall the heal.
+	healOutputWait = 5 * time.Second
 	// healOutputEnd is how much of each end of a heal command's output is
 	// kept and logged: the rest is counted, not held.
 	healOutputEnd = 2 << 10
 )
 
-// HealCommand returns a HealFunc that runs command with /bin/sh -c, killed
-// with every process it started when the heal's ctx ends (the monitor's
-// HealTimeout, or shutdown). The first and last 2 KiB of its combined output
-// are logged to logger (nil: not logged); a non-zero exit is an error.
+// HealCommand returns a HealFunc that runs command with /bin/sh -c. Its exit
+// status decides: zero is a heal that worked, anything else an error. The
+// command runs in a process group of its own; when it exits, what it left
+// running in that group (a shell's background job) is killed, so that
+// repeated heals leave nothing behind; a daemon meant to outlive the heal
+// must detach (setsid), as daemons do. When the heal's ctx ends (the
+// monitor's HealTimeout, or shutdown) the whole group is killed. The first
+// and last 2 KiB of its combined output are logged to logger (nil: not
+// logged).
 func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -32,11 +40,44 @@ func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
 	return func(ctx context.Context) error {
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 		procgroup.KillOnCancel(cmd)
-		cmd.WaitDelay = healWaitDelay
+		// The output goes through a pipe of our own rather than exec's
+		// copying, so that Wait returns when the shell exits, whoever
+		// else holds the pipe.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("heal command %q: %w", command, err)
+		}
+		cmd.Stdout, cmd.Stderr = w, w
 		out := newHeadTail(healOutputEnd)
-		cmd.Stdout, cmd.Stderr = out, out
-		err := cmd.Run()
-		logger.Info("heal command ran", "command", command, "output", out.String(), "err", err)
+		copied := make(chan struct{})
+		err = cmd.Start()
+		w.Close()
+		if err != nil {
+			r.Close()
+			return fmt.Errorf("heal command %q: %w", command, err)
+		}
+		go func() {
+			defer close(copied)
+			io.Copy(out, r) // ends at EOF, or when r is closed below
+		}()
+		err = cmd.Wait()
+		leftovers := procgroup.KillLeftovers(cmd)
+		detached := false
+		select {
+		case <-copied:
+		case <-time.After(healOutputWait):
+			detached = true // a child outside the group holds the output
+		}
+		r.Close()
+		<-copied
+		attrs := []any{"command", command, "output", out.String(), "err", err}
+		if leftovers {
+			attrs = append(attrs, "left_behind", "killed what it left running in its process group")
+		}
+		if detached {
+			attrs = append(attrs, "output_held", fmt.Sprintf("stopped reading after %v: a detached child holds its output", healOutputWait))
+		}
+		logger.Info("heal command ran", attrs...)
 		if err != nil {
 			return fmt.Errorf("heal command %q: %w", command, err)
 		}

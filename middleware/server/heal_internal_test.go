@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,7 +58,64 @@ func TestHealCommand(t *testing.T) {
 	if err := HealCommand("sleep 30 & sleep 30; echo done", logger)(ctx); err == nil {
 		t.Error("a heal killed by its context returned nil")
 	}
-	if d := time.Since(start); d > healWaitDelay/2 {
+	if d := time.Since(start); d > healOutputWait/2 {
 		t.Errorf("the heal outlived its context by %v", d)
+	}
+}
+
+// A heal that leaves a background job behind (as a careless daemon start
+// does) succeeds by its exit status, and what it left in its process group
+// is killed when it exits, so repeated heals leave nothing behind.
+func TestHealCommandLeavesNothingBehind(t *testing.T) {
+	t.Parallel()
+	logs := new(syncbuf.Buffer)
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	err := HealCommand(fmt.Sprintf("sleep 1000 & echo $! >'%s'; echo restarted", pidFile), logger)(context.Background())
+	if err != nil {
+		t.Fatalf("a heal that exits 0 returned %v", err)
+	}
+	l := logs.String()
+	if !strings.Contains(l, "restarted") || !strings.Contains(l, "left_behind") {
+		t.Errorf("the log does not show the output and what was killed:\n%s", l)
+	}
+	// Had the background sleep lived, it would still hold the output.
+	if strings.Contains(l, "output_held") {
+		t.Errorf("the background job was not killed:\n%s", l)
+	}
+	pid, err := os.ReadFile(pidFile)
+	if err != nil || len(strings.TrimSpace(string(pid))) == 0 {
+		t.Fatalf("no pid of the background job: %v", err)
+	}
+}
+
+// A child that left the heal's process group and holds its output is not
+// waited for beyond healOutputWait, and does not turn success into failure.
+func TestHealCommandWithADetachedChild(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid here")
+	}
+	logs := new(syncbuf.Buffer)
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	// The heal returns once the child has left its group: it reads the
+	// child's pid from a FIFO the child writes after setsid.
+	fifo := filepath.Join(dir, "fifo")
+	heal := fmt.Sprintf("mkfifo %[1]s; setsid sh -c 'echo $$ >%[1]s; exec sleep 1000' & read pid <%[1]s; echo $pid >%[2]s; echo restarted", fifo, pidFile)
+	err := HealCommand(heal, logger)(context.Background())
+	if err != nil {
+		t.Fatalf("a heal that exits 0 returned %v", err)
+	}
+	if l := logs.String(); !strings.Contains(l, "restarted") || !strings.Contains(l, "output_held") {
+		t.Errorf("the log does not show the output and the held pipe:\n%s", l)
 	}
 }
