@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -122,8 +123,15 @@ type Result struct {
 // Merge combines results of processes that ran side by side into one:
 // counters added, histograms merged (so percentiles are those of all the
 // samples together), series aligned on their second. Each result's
-// Histograms must be set.
+// Histograms must be set. A sum that would overflow is an error, not a
+// wrapped figure.
 func Merge(results ...Result) (Result, error) {
+	return merge(results, func(i int) string { return fmt.Sprintf("result %d", i) })
+}
+
+// merge is Merge with name(i) naming results[i] in the errors: MergeReports
+// names the files the results came from.
+func merge(results []Result, name func(int) string) (Result, error) {
 	if len(results) == 0 {
 		return Result{}, fmt.Errorf("merge: no results")
 	}
@@ -137,38 +145,54 @@ func Merge(results ...Result) (Result, error) {
 	seconds := map[int64]*Second{}
 	for i, r := range results {
 		if r.Histograms.Connect == nil || r.Histograms.Probe == nil {
-			return Result{}, fmt.Errorf("merge: result %d has no histograms", i)
+			return Result{}, fmt.Errorf("merge: %s has no histograms", name(i))
 		}
 		if out.Start.IsZero() || r.Start.Before(out.Start) {
 			out.Start = r.Start
 		}
-		if e := r.Start.Add(time.Duration(r.DurationSeconds * float64(time.Second))); e.After(end) {
+		if e := r.Start.Add(secondsDuration(r.DurationSeconds)); e.After(end) {
 			end = e
 		}
-		out.Processes += max(r.Processes, 1)
 		out.Interrupted = out.Interrupted || r.Interrupted
-		out.ConnsRequested += r.ConnsRequested
-		out.BytesUp += r.BytesUp
-		out.BytesDown += r.BytesDown
-		out.Disruptions += r.Disruptions
-		out.Probes += r.Probes
-		out.ProbeFailures += r.ProbeFailures
-		for k, v := range r.Errors {
-			out.Errors[k] += v
+		s := sums{from: name(i)}
+		sumInto(&s, &out.Processes, max(r.Processes, 1), "processes")
+		sumInto(&s, &out.ConnsRequested, r.ConnsRequested, "conns_requested")
+		sumInto(&s, &out.BytesUp, r.BytesUp, "bytes_up")
+		sumInto(&s, &out.BytesDown, r.BytesDown, "bytes_down")
+		sumInto(&s, &out.Disruptions, r.Disruptions, "disruptions")
+		sumInto(&s, &out.Probes, r.Probes, "probes")
+		sumInto(&s, &out.ProbeFailures, r.ProbeFailures, "probe_failures")
+		for _, k := range sortedErrors(r.Errors) {
+			n := out.Errors[k]
+			sumInto(&s, &n, r.Errors[k], "errors."+k)
+			out.Errors[k] = n
 		}
-		if dropped := connect.Merge(hdrhistogram.Import(r.Histograms.Connect)); dropped > 0 {
-			return Result{}, fmt.Errorf("merge: result %d: %d connect samples out of range", i, dropped)
+		if s.err != nil {
+			return Result{}, s.err
 		}
-		if dropped := probe.Merge(hdrhistogram.Import(r.Histograms.Probe)); dropped > 0 {
-			return Result{}, fmt.Errorf("merge: result %d: %d probe samples out of range", i, dropped)
-		}
-		for _, s := range r.Series {
-			m := seconds[s.T]
-			if m == nil {
-				m = &Second{T: s.T}
-				seconds[s.T] = m
+		for _, h := range []struct {
+			name string
+			into *hdrhistogram.Histogram
+			snap *hdrhistogram.Snapshot
+		}{{"connect", connect, r.Histograms.Connect}, {"probe", probe, r.Histograms.Probe}} {
+			from := hdrhistogram.Import(h.snap)
+			if _, ok := addInt(h.into.TotalCount(), from.TotalCount()); !ok {
+				return Result{}, fmt.Errorf("merge: %s: histograms.%s: its %d samples and the %d before it overflow int64",
+					name(i), h.name, from.TotalCount(), h.into.TotalCount())
 			}
-			m.Add(s)
+			if dropped := h.into.Merge(from); dropped > 0 {
+				return Result{}, fmt.Errorf("merge: %s: %d %s samples out of range", name(i), dropped, h.name)
+			}
+		}
+		for _, sec := range r.Series {
+			m := seconds[sec.T]
+			if m == nil {
+				m = &Second{T: sec.T}
+				seconds[sec.T] = m
+			}
+			if field := m.add(sec); field != "" {
+				return Result{}, fmt.Errorf("merge: %s: series second %d: %s: the sum overflows", name(i), sec.T, field)
+			}
 		}
 	}
 	out.DurationSeconds = end.Sub(out.Start).Seconds()
@@ -179,8 +203,11 @@ func Merge(results ...Result) (Result, error) {
 	}
 	if len(out.Series) == 0 {
 		// No series: the best bound is the sum of the peaks.
-		for _, r := range results {
-			out.ConnsAchieved += r.ConnsAchieved
+		for i, r := range results {
+			s := sums{from: name(i)}
+			if sumInto(&s, &out.ConnsAchieved, r.ConnsAchieved, "conns_achieved"); s.err != nil {
+				return Result{}, s.err
+			}
 		}
 	}
 	out.Histograms = Histograms{Connect: connect.Export(), Probe: probe.Export()}
@@ -189,25 +216,79 @@ func Merge(results ...Result) (Result, error) {
 	return out, nil
 }
 
+// secondsDuration converts seconds to a Duration, clamped to its range: a
+// float out of an integer's range converts to an unspecified value.
+func secondsDuration(s float64) time.Duration {
+	switch ns := s * float64(time.Second); {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	default:
+		return time.Duration(ns)
+	}
+}
+
+// sums adds the counters of the result named from to a merge, keeping the
+// first sum that overflows as err: a wrapped sum would print as a figure
+// (a negative byte count, say) rather than as the mistake it is.
+type sums struct {
+	from string
+	err  error
+}
+
+// sumInto adds v to *sum for s, unless an earlier sum of s overflowed;
+// field is the JSON name of the counter.
+func sumInto[T int | int64](s *sums, sum *T, v T, field string) {
+	if s.err != nil {
+		return
+	}
+	n, ok := addInt(*sum, v)
+	if !ok {
+		s.err = fmt.Errorf("merge: %s: %s: its %d and the %d of the results before it overflow the sum", s.from, field, v, *sum)
+		return
+	}
+	*sum = n
+}
+
+// addInt returns a+b and whether it did not overflow.
+func addInt[T int | int64](a, b T) (T, bool) {
+	sum := a + b
+	return sum, (b >= 0) == (sum >= a)
+}
+
 // Add folds s, the same second from another process, into m: counters
 // and per-process readings add up, the slowest probe and the machine-wide
 // TCP counters take the larger.
-func (m *Second) Add(s Second) {
-	m.BytesUp += s.BytesUp
-	m.BytesDown += s.BytesDown
-	m.Open += s.Open
-	m.Connects += s.Connects
-	m.ConnectErrors += s.ConnectErrors
-	m.Disruptions += s.Disruptions
-	m.Probes += s.Probes
-	m.ProbeFailures += s.ProbeFailures
+func (m *Second) Add(s Second) { m.add(s) }
+
+// add is Add that also returns the JSON name of the first field whose sum
+// overflowed (and wrapped), or "".
+func (m *Second) add(s Second) (overflow string) {
+	sum := func(dst *int64, v int64, field string) {
+		var ok bool
+		if *dst, ok = addInt(*dst, v); !ok && overflow == "" {
+			overflow = field
+		}
+	}
+	sum(&m.BytesUp, s.BytesUp, "bytes_up")
+	sum(&m.BytesDown, s.BytesDown, "bytes_down")
+	sum(&m.Open, s.Open, "open")
+	sum(&m.Connects, s.Connects, "connects")
+	sum(&m.ConnectErrors, s.ConnectErrors, "connect_errors")
+	sum(&m.Disruptions, s.Disruptions, "disruptions")
+	sum(&m.Probes, s.Probes, "probes")
+	sum(&m.ProbeFailures, s.ProbeFailures, "probe_failures")
 	m.ProbeMaxMS = max(m.ProbeMaxMS, s.ProbeMaxMS)
 	m.CPUSeconds += s.CPUSeconds
-	m.RSSBytes += s.RSSBytes
-	m.FDs += s.FDs
-	m.Threads += s.Threads
+	sum(&m.RSSBytes, s.RSSBytes, "rss_bytes")
+	sum(&m.FDs, s.FDs, "fds")
+	sum(&m.Threads, s.Threads, "threads")
 	m.TCPRetransmits = max(m.TCPRetransmits, s.TCPRetransmits)
 	m.TCPResets = max(m.TCPResets, s.TCPResets)
+	return overflow
 }
 
 // ErrorKinds lists the error kinds of Result.Errors in report order.

@@ -19,6 +19,11 @@ together; counters are added; the per-second series are aligned on their
 second (Unix time) and added. Sweeps merge level by level; every file must
 then have the same levels. Prints the merged summary; flags may come before
 or between the files.
+
+A file that load --json cannot have written (a negative count, a histogram
+of another geometry or with samples out of its range, a series longer than
+the run, a file over 256 MiB) is refused, naming the file and the field, as
+is a sum that would overflow.
 `
 
 // loadMergeFlags are the flags of "load merge".

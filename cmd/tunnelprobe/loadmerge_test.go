@@ -256,6 +256,26 @@ func TestLoadMergeErrors(t *testing.T) {
 	if err := loadgen.WriteJSON(sweep, loadgen.Report{Levels: []loadgen.Result{r}}); err != nil {
 		t.Fatal(err)
 	}
+	// writeResult writes r changed by change.
+	writeResult := func(name string, change func(r *loadgen.Result)) string {
+		r := r
+		change(&r)
+		f := filepath.Join(dir, name)
+		if err := loadgen.WriteJSON(f, loadgen.Report{Result: &r}); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	negative := writeResult("negative.json", func(r *loadgen.Result) { r.BytesUp = -5 })
+	sigFigs := writeResult("sigfigs.json", func(r *loadgen.Result) {
+		h := *r.Histograms.Connect
+		h.SignificantFigures = 0
+		r.Histograms.Connect = &h
+	})
+	// Each valid (a run of 127 years could move that much), together too
+	// much for int64.
+	huge := func(r *loadgen.Result) { r.DurationSeconds, r.BytesDown = 4e9, 5e18 }
+	hugeA, hugeB := writeResult("huge-a.json", huge), writeResult("huge-b.json", huge)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -270,6 +290,9 @@ func TestLoadMergeErrors(t *testing.T) {
 		{"other json", []string{write("other.json", `{"configs":{}}`)}, 1, "neither a result nor levels"},
 		{"no histograms", []string{write("nohist.json", `{"target":"a:1","histograms":{}}`)}, 1, "no histograms"},
 		{"run and sweep", []string{run, sweep}, 1, "merge runs with runs"},
+		{"negative counter", []string{run, negative}, 1, "negative.json: bytes_up: negative count -5"},
+		{"impossible histogram", []string{sigFigs, run}, 1, "sigfigs.json: histograms.connect.SignificantFigures: 0, but every latency histogram has 3"},
+		{"sum overflows", []string{hugeA, hugeB}, 1, "huge-b.json: bytes_down: its 5000000000000000000 and the 5000000000000000000 of the results before it overflow the sum"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
