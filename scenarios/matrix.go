@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/shirou/gopsutil/v4/cpu"
 )
@@ -45,6 +46,32 @@ type MatrixRun struct {
 	CPU       float64 `json:"cpu"`
 	Saturated bool    `json:"saturated"`
 	Report    *Report `json:"report"`
+}
+
+// MaxRepeat bounds a matrix's passes: every run's report, timelines
+// included, stays in memory until the matrix ends, and gets a folder of
+// its own in the results.
+const MaxRepeat = 1_000
+
+// MatrixTime returns how long RunMatrix takes at least to make passes over
+// conditions: their durations, each run taking a few seconds more to start
+// its labs. An error says why the matrix is refused: more passes than
+// MaxRepeat, or more time than MaxDuration.
+func MatrixTime(conditions []Spec, passes int) (time.Duration, error) {
+	if passes > MaxRepeat {
+		return 0, fmt.Errorf("%d passes, at most %d", passes, MaxRepeat)
+	}
+	var pass time.Duration
+	for _, c := range conditions {
+		if pass += min(c.Duration.Duration, MaxDuration+1); pass > MaxDuration {
+			break // too long already; the sum cannot overflow
+		}
+	}
+	if pass > MaxDuration || pass > 0 && passes > int(MaxDuration/pass) {
+		return 0, fmt.Errorf("%d passes of %v take %.1f days at least, more than the %.0f days a command may take",
+			passes, pass, float64(passes)*pass.Hours()/24, MaxDuration.Hours()/24)
+	}
+	return time.Duration(passes) * pass, nil
 }
 
 // RunMatrix runs each condition Repeat times, one run at a time, and

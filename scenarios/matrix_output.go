@@ -9,7 +9,8 @@ import (
 )
 
 // WriteTable writes each configuration's rates over every completed run as
-// an aligned table.
+// an aligned table; runs in which a configuration failed are counted
+// apart.
 func (m *MatrixReport) WriteTable(w io.Writer) error {
 	return m.writeRates(w, "configuration", m.Configs, func(cfg string) Rates { return m.Overall[cfg] })
 }
@@ -19,8 +20,12 @@ func (m *MatrixReport) writeRates(w io.Writer, first string, rows []string, get 
 	fmt.Fprintf(tw, "%s\truns\tworking h\tfalse restarts/h (95%%)\tfalse heals/h (95%%)\tblip actions\tdetected (95%%)\tdetection median\tmax\tbroken conns/h\t\n", first)
 	for _, row := range rows {
 		r := get(row)
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%s\t%d in %d blips\t%s\t%s\t%s\t%.0f\t\n",
-			row, r.Runs, r.WorkingHours, fmtRate(r.FalseRestarts, r.FalseRestartRate), fmtRate(r.FalseHeals, r.FalseHealRate),
+		runs := fmt.Sprint(r.Runs)
+		if r.FailedRuns > 0 {
+			runs += fmt.Sprintf(" (+%d failed)", r.FailedRuns)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%d in %d blips\t%s\t%s\t%s\t%.0f\t\n",
+			row, runs, r.WorkingHours, fmtRate(r.FalseRestarts, r.FalseRestartRate), fmtRate(r.FalseHeals, r.FalseHealRate),
 			r.BlipActions, r.Blips, fmtDetected(r), fmtSeconds(r.DetectionMedianSeconds), fmtSeconds(r.DetectionMaxSeconds), r.BrokenPerHour)
 	}
 	return tw.Flush()
@@ -82,6 +87,9 @@ func (m *MatrixReport) WriteMarkdown(w io.Writer) error {
 		}
 		if r.Report.Interrupted {
 			note += " interrupted, not in the rates"
+		}
+		if failed := r.Report.Failures(); len(failed) > 0 {
+			note += " failed, not in the rates: " + strings.Join(failed, "; ")
 		}
 		fmt.Fprintf(&b, "| %d | %s | %d | %.0f%%%s | [%s](%s/report.md) |\n", i+1, r.Condition, r.Seed, 100*r.CPU, note, r.dir(), r.dir())
 	}

@@ -30,7 +30,11 @@ type MatrixReport struct {
 
 // Rates are one configuration's figures over a set of runs.
 type Rates struct {
-	Runs int `json:"runs"`
+	// Runs counts the runs measured; FailedRuns those in which the
+	// configuration failed (ConfigReport.Failed), left out of every
+	// figure here.
+	Runs       int `json:"runs"`
+	FailedRuns int `json:"failed_runs"`
 	// SaturatedRuns counts the runs whose machine was CPU-saturated.
 	SaturatedRuns int `json:"saturated_runs"`
 	// WorkingHours is the time the link worked, summed over the runs: what
@@ -79,7 +83,8 @@ func newMatrixReport(conditions []Spec, passes int) *MatrixReport {
 
 func (rep *MatrixReport) add(run MatrixRun) { rep.Runs = append(rep.Runs, run) }
 
-// finish computes the rates over the completed runs.
+// finish computes the rates over the completed runs, each configuration's
+// over the runs in which it was measured.
 func (rep *MatrixReport) finish() {
 	rep.WallSeconds = time.Since(rep.Started).Seconds()
 	rep.PeakRSSBytes = peakRSS()
@@ -111,6 +116,10 @@ func rates(cfg string, runs []MatrixRun) Rates {
 	for _, run := range runs {
 		c, ok := run.Report.Configs[cfg]
 		if !ok {
+			continue
+		}
+		if c.Failed != "" {
+			r.FailedRuns++
 			continue
 		}
 		r.Runs++

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,8 @@ type fakeRun struct {
 	seeds       []string
 	interruptAt int
 	cancel      context.CancelFunc
+	// failAt, when set, is the run (from 1) in which "x" failed.
+	failAt int
 }
 
 func (f *fakeRun) run(ctx context.Context, spec Spec, _ Options) (*Report, error) {
@@ -34,6 +37,11 @@ func (f *fakeRun) run(ctx context.Context, spec Spec, _ Options) (*Report, error
 	if len(f.seeds) == f.interruptAt {
 		f.cancel()
 		rep.Interrupted = true
+	}
+	if len(f.seeds) == f.failAt {
+		x := rep.Configs["x"]
+		x.Failed = "no probe ran in 30s"
+		rep.Configs["x"] = x
 	}
 	return rep, nil
 }
@@ -148,5 +156,64 @@ func TestMatrixConditionsAreValid(t *testing.T) {
 	}
 	if total > 27*time.Minute {
 		t.Errorf("a pass takes %v of runs: too long for 30 minutes", total)
+	}
+}
+
+// A run in which a configuration failed is kept, said so, and left out of
+// that configuration's rates.
+func TestRunMatrixLeavesFailedRunsOutOfTheRates(t *testing.T) {
+	f := &fakeRun{failAt: 2}
+	rep, err := RunMatrix(context.Background(), []Spec{tinyCondition("a", 1)},
+		MatrixOptions{Repeat: 3, run: f.run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two measured runs of half an hour, a restart and a detected outage in
+	// each.
+	x := rep.Overall["x"]
+	if len(rep.Runs) != 3 || x.Runs != 2 || x.FailedRuns != 1 || x.WorkingHours != 1 || x.FalseRestarts != 2 ||
+		x.Outages != 2 || x.Detected != 2 || x.Blips != 2 {
+		t.Errorf("%d runs; overall %+v: want 2 measured and 1 failed", len(rep.Runs), x)
+	}
+	if a := rep.ByCondition["a"]["x"]; a.Runs != 2 || a.FailedRuns != 1 {
+		t.Errorf("condition a: %+v", a)
+	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "2 (+1 failed)") || !strings.Contains(md.String(), "failed, not in the rates: x: no probe ran in 30s") {
+		t.Errorf("matrix.md does not count or note the failed run:\n%s", md.String())
+	}
+}
+
+// MatrixTime adds up the runs, and refuses more passes than MaxRepeat or
+// more time than MaxDuration.
+func TestMatrixTimeBoundsTheRuns(t *testing.T) {
+	conditions := MatrixConditions()
+	var pass time.Duration
+	for _, c := range conditions {
+		pass += c.Duration.Duration
+	}
+	if took, err := MatrixTime(conditions, 2); err != nil || took != 2*pass {
+		t.Errorf("two passes: %v, %v; want %v", took, err, 2*pass)
+	}
+	most := int(MaxDuration / pass)
+	if _, err := MatrixTime(conditions, most); err != nil {
+		t.Errorf("%d passes of %v: %v; they fit in %v", most, pass, err, MaxDuration)
+	}
+	if _, err := MatrixTime(conditions, most+1); err == nil || !strings.Contains(err.Error(), "more than the 7 days") {
+		t.Errorf("%d passes of %v: %v; want them refused", most+1, pass, err)
+	}
+	short := []Spec{tinyCondition("a", 1)} // 30 s
+	if _, err := MatrixTime(short, MaxRepeat); err != nil {
+		t.Errorf("%d passes of 30 s: %v", MaxRepeat, err)
+	}
+	if _, err := MatrixTime(short, MaxRepeat+1); err == nil || !strings.Contains(err.Error(), "at most 1000") {
+		t.Errorf("%d passes: %v; want them refused", MaxRepeat+1, err)
+	}
+	long := Spec{Duration: D(time.Duration(math.MaxInt64))}
+	if _, err := MatrixTime([]Spec{long, long, long}, 1); err == nil {
+		t.Error("three runs of 292 years each: no error")
 	}
 }

@@ -16,6 +16,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "configuration\tfalse restarts\tfalse heals\tdetected\tdetection\tflaps\tprobes passed\tcheck p50\tcheck p99\tbroken conns\tutilisation\t")
 	for _, name := range r.Order {
 		c := r.Configs[name]
+		if c.Failed != "" { // nothing measured: no figure to show
+			fmt.Fprintf(tw, "%s\t-\t-\tfailed\t-\t-\t-\t-\t-\t-\t-\t\n", name)
+			continue
+		}
 		detected, detection := "no", "-"
 		if c.tooShort() {
 			detected = "too short"
@@ -66,6 +70,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Interrupted {
 		b.WriteString(" **Interrupted**: the figures cover the part that ran.")
 	}
+	if failed := r.Failures(); len(failed) > 0 {
+		fmt.Fprintf(&b, " **%d configuration(s) failed**, not measured (see below).", len(failed))
+	}
 	b.WriteString("\n\n```\n")
 	if err := r.WriteTable(&b); err != nil {
 		return err
@@ -87,12 +94,17 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 }
 
 // findings states, from the figures alone, which configurations kept the
-// loaded tunnel up and which caught the outage.
+// loaded tunnel up and which caught the outage, and which failed and say
+// nothing.
 func (r *Report) findings() []string {
 	var out []string
 	var calm, caught []string
 	for _, name := range r.Order {
 		c := r.Configs[name]
+		if c.Failed != "" {
+			out = append(out, fmt.Sprintf("%s failed: %s. It was not measured, so nothing here says how it would have done.", name, c.Failed))
+			continue
+		}
 		if c.FalseRestarts == 0 && c.FalseHeals == 0 {
 			calm = append(calm, name)
 		}
@@ -201,10 +213,36 @@ func writeResultFiles(dir, name string, markdown func(io.Writer) error, v any, p
 	return plot(filepath.Join(dir, png))
 }
 
+// CheckOutputDir makes sure results can be written into dir before a run
+// rather than after it: it creates dir if create is set, then creates and
+// removes a file there as writeFile does.
+func CheckOutputDir(dir string, create bool) error {
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp, err := createTemp(filepath.Join(dir, "write-check"))
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return os.Remove(name)
+}
+
+// createTemp creates the temporary file writeFile renames to path.
+func createTemp(path string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+}
+
 // writeFile writes b to path through a temporary file, so that an
 // interrupted write never leaves half a report.
 func writeFile(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	tmp, err := createTemp(path)
 	if err != nil {
 		return err
 	}

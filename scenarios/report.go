@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
@@ -72,12 +74,18 @@ type ConfigReport struct {
 	LinkUtilisation float64 `json:"link_utilisation"`
 	// BrokenConnections counts load connections that broke while the link
 	// worked: each restart or heal breaks every flow through the tunnel.
-	BrokenConnections int64    `json:"broken_connections"`
-	ConnsAchieved     int64    `json:"conns_achieved"`
-	Restarts          int      `json:"restarts"`
-	Heals             int      `json:"heals"`
-	LoadError         string   `json:"load_error,omitempty"`
-	Timeline          Timeline `json:"timeline"`
+	BrokenConnections int64  `json:"broken_connections"`
+	ConnsAchieved     int64  `json:"conns_achieved"`
+	Restarts          int    `json:"restarts"`
+	Heals             int    `json:"heals"`
+	LoadError         string `json:"load_error,omitempty"`
+	// Failed, when set, says why the configuration was not measured: its
+	// prober never probed, or the spec asked for load and none of it ever
+	// connected (its lab never carried it). Its figures are then no
+	// measurement: the report says it failed rather than what it missed,
+	// and a matrix leaves it out of the rates.
+	Failed   string   `json:"failed,omitempty"`
+	Timeline Timeline `json:"timeline"`
 }
 
 // OutageReport is one outage's detection.
@@ -154,6 +162,54 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 		rep.LinkUtilisation = float64(w.linkBytes) / capacity
 	}
 	return rep
+}
+
+// loadSettle is how long after the ramp a load that works has a
+// connection open at the end of a second, which is when loadgen counts
+// them.
+const loadSettle = 2 * time.Second
+
+// failure returns why configuration cfg was not measured, or "" if it was:
+// no probe in its timeline tl, or none of the load's connections ever open.
+// A run cut short after elapsed (interrupted) is only judged on what was
+// due by then: a first probe (firstProbeDue) and the ramp's end.
+func failure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, loadErr error, elapsed time.Duration, interrupted bool) string {
+	var why []string
+	if len(tl.Probes) == 0 && (!interrupted || elapsed >= cfg.Prober.firstProbeDue()) {
+		why = append(why, fmt.Sprintf("no probe ran in %.0fs", elapsed.Seconds()))
+	}
+	if spec.Load.Conns > 0 && load.ConnsAchieved == 0 && (!interrupted || elapsed >= spec.Load.Ramp.Duration+loadSettle) {
+		s := fmt.Sprintf("none of its %d load connections opened", spec.Load.Conns)
+		if loadErr != nil {
+			s += " (" + loadErr.Error() + ")"
+		}
+		why = append(why, s)
+	}
+	return strings.Join(why, "; ")
+}
+
+// firstProbeDue is when a prober's first probe has ended at the latest
+// after its container started: the kubelet probes at once, then every
+// period, skipping probes until the initial delay (in whole seconds) has
+// passed; Docker waits an interval (the start interval while the container
+// starts) before its first check.
+func (p ProberSpec) firstProbeDue() time.Duration {
+	if p.Kind == "docker" {
+		return max(cmp.Or(p.Period.Duration, DefaultDockerInterval), DefaultDockerStartInterval) + cmp.Or(p.Timeout.Duration, DefaultDockerTimeout)
+	}
+	return p.InitialDelay.Duration + time.Second + cmp.Or(p.Period.Duration, DefaultKubeletPeriod) + cmp.Or(p.Timeout.Duration, DefaultKubeletTimeout)
+}
+
+// Failures lists the configurations that were not measured, each as
+// "name: why", in the spec's order.
+func (r *Report) Failures() []string {
+	var out []string
+	for _, name := range r.Order {
+		if why := r.Configs[name].Failed; why != "" {
+			out = append(out, name+": "+why)
+		}
+	}
+	return out
 }
 
 // detect fills in how rep's configuration met each outage that is no blip:

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,96 @@ func TestMeasureCountsBlipsApart(t *testing.T) {
 	}
 	if len(c.Outages) != 1 || !c.OutageDetected || *c.DetectionSeconds != 5 || c.Outages[0].Direction != "up" {
 		t.Errorf("outages %+v: want the one-way outage alone, detected in 5 s", c.Outages)
+	}
+}
+
+// A configuration with no probe, or whose load never connected, failed: it
+// was not measured. A run cut short is judged only on what was due by
+// the time it stopped.
+func TestFailureMarksWhatWasNotMeasured(t *testing.T) {
+	spec := QuickSuite() // 90 s, ramp 10 s, 1,000 connections
+	evidence := spec.Configs[4]
+	if evidence.Name != "evidence" || evidence.Prober.firstProbeDue() != 23*time.Second { // 10 s delay, 1 s rounding, 2 s period, 10 s timeout
+		t.Fatalf("%s: first probe due by %v, want evidence by 23 s", evidence.Name, evidence.Prober.firstProbeDue())
+	}
+	probed := Timeline{Probes: []ProbeMark{{At: 12, Passed: true}}}
+	loaded := loadgen.Result{ConnsAchieved: 1000}
+	full := 90 * time.Second
+	for i, tc := range []struct {
+		tl          Timeline
+		load        loadgen.Result
+		loadErr     error
+		elapsed     time.Duration
+		interrupted bool
+		want        []string // what the reason says; none: measured
+	}{
+		{probed, loaded, nil, full, false, nil},
+		{Timeline{}, loaded, nil, full, false, []string{"no probe ran in 90s"}},
+		{probed, loadgen.Result{}, errors.New("dial: refused"), full, false, []string{"none of its 1000 load connections opened (dial: refused)"}},
+		{Timeline{}, loadgen.Result{}, nil, full, false, []string{"no probe ran", "none of its 1000 load connections"}},
+		// Stopped at 5 s: nothing was due yet.
+		{Timeline{}, loadgen.Result{}, nil, 5 * time.Second, true, nil},
+		// At 15 s the load was due (the ramp and 2 s), the first probe not.
+		{Timeline{}, loadgen.Result{}, nil, 15 * time.Second, true, []string{"none of its 1000"}},
+		{Timeline{}, loaded, nil, 30 * time.Second, true, []string{"no probe ran in 30s"}},
+	} {
+		got := failure(spec, evidence, tc.tl, tc.load, tc.loadErr, tc.elapsed, tc.interrupted)
+		if (got == "") != (len(tc.want) == 0) {
+			t.Errorf("case %d: failed %q, want %q", i, got, tc.want)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("case %d: failed %q, want it to say %q", i, got, w)
+			}
+		}
+	}
+	idle := spec
+	idle.Load.Conns = 0
+	if got := failure(idle, evidence, probed, loadgen.Result{}, nil, full, false); got != "" {
+		t.Errorf("an idle tunnel failed for its load: %q", got)
+	}
+	// Docker checks after its interval (5 s for the upstream's image), then
+	// its timeout (5 s).
+	if upstream := spec.Configs[5]; upstream.Prober.firstProbeDue() != 10*time.Second {
+		t.Errorf("upstream: first check due by %v, want 10 s", upstream.Prober.firstProbeDue())
+	}
+}
+
+// A failed configuration is reported as failed, never as an outage it
+// missed or a tunnel it kept up.
+func TestReportSaysAConfigurationFailed(t *testing.T) {
+	spec := QuickSuite()
+	start := time.Unix(0, 0)
+	rep := &Report{Name: "t", Spec: spec, Configs: map[string]ConfigReport{}, Order: []string{"probe-only", "evidence"}}
+	rep.Configs["probe-only"] = measure(spec, spec.Configs[1], Timeline{Probes: []ProbeMark{{At: 20, Passed: true}}}, loadgen.Result{ConnsAchieved: 1000}, start, window{})
+	dead := measure(spec, spec.Configs[4], Timeline{}, loadgen.Result{}, start, window{})
+	dead.Failed = failure(spec, spec.Configs[4], Timeline{}, loadgen.Result{}, nil, 89*time.Second, false)
+	rep.Configs["evidence"] = dead
+	if f := rep.Failures(); len(f) != 1 || !strings.HasPrefix(f[0], "evidence: no probe ran in 89s") {
+		t.Errorf("failures %q, want evidence's alone", f)
+	}
+	var table, md strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(table.String(), "\n") {
+		if strings.Contains(line, "evidence") && (!strings.Contains(line, "failed") || strings.Contains(line, " no ")) {
+			t.Errorf("the table's evidence row: %q; want it failed, not a miss", line)
+		}
+	}
+	text := md.String()
+	if !strings.Contains(text, "evidence failed: no probe ran in 89s; none of its 1000 load connections opened") ||
+		!strings.Contains(text, "1 configuration(s) failed") {
+		t.Errorf("report.md does not say evidence failed:\n%s", text)
+	}
+	if strings.Contains(text, "evidence did not act") || strings.Contains(text, "No restart and no heal while the link worked: probe-only, evidence") {
+		t.Errorf("report.md reports the failed evidence as measured:\n%s", text)
+	}
+	js, err := json.Marshal(rep)
+	if err != nil || !strings.Contains(string(js), `"failed":"no probe ran in 89s`) {
+		t.Errorf("report.json has no failed field for evidence: %v", err)
 	}
 }

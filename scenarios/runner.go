@@ -29,7 +29,10 @@ var scenarioBuffers = harness.Buffers{SendDefault: 16 << 10, SendMax: 256 << 10,
 
 // Run runs every configuration of spec on its own lab, side by side, for
 // spec.Duration, and returns what they measured. When ctx ends early it
-// returns the report of what was measured so far, marked Interrupted.
+// returns the report of what was measured so far, marked Interrupted. A
+// configuration that was not measured (its prober never probed, or its
+// load never connected) is marked Failed in the report, not an error: the
+// others' figures stand.
 func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -71,21 +74,24 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		return nil, err
 	}
 
+	elapsed := time.Since(start)
 	rep := &Report{
 		Name:            spec.Name,
 		Seed:            spec.Seed,
 		Started:         start,
-		DurationSeconds: time.Since(start).Seconds(),
+		DurationSeconds: elapsed.Seconds(),
 		Interrupted:     ctx.Err() != nil,
 		PeakRSSBytes:    peakRSS(),
 		Spec:            spec,
 		Configs:         map[string]ConfigReport{},
 	}
 	for _, t := range trials {
-		cr := measure(spec, t.cfg, t.rec.timeline(), t.load, start, t.window)
+		tl := t.rec.timeline()
+		cr := measure(spec, t.cfg, tl, t.load, start, t.window)
 		if t.loadErr != nil {
 			cr.LoadError = t.loadErr.Error()
 		}
+		cr.Failed = failure(spec, t.cfg, tl, t.load, t.loadErr, elapsed, rep.Interrupted)
 		rep.Configs[t.cfg.Name] = cr
 		rep.Order = append(rep.Order, t.cfg.Name)
 	}

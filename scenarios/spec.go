@@ -210,10 +210,54 @@ type ProberSpec struct {
 	StartPeriod Duration `json:"start_period,omitempty"`
 }
 
+// MaxSpecBytes bounds a spec, checked before it is read or parsed: parsing
+// allocates about a hundred times a spec's size, so an 80 MB spec held
+// 5.4 GB for 41 s before it was refused. The built-in suites are 2 KiB as
+// JSON; a spec at every count limit below (64 configurations, 1,000
+// outages, 10,000 link changes, every field written out) is about 600 KiB
+// and parses in 0.2 s; 1 MiB leaves room for comments.
+const MaxSpecBytes = 1 << 20
+
+// The most entries of each kind a spec may have, checked before any entry
+// is: past them, a spec is refused with one error per count rather than
+// one per entry.
+const (
+	// MaxConfigs bounds the configurations: each runs on a lab of its own
+	// (WireGuard peers, a shaped link, a health server and a prober), all
+	// side by side in one process; the built-in suites' seven keep a
+	// 2-core machine well below saturation, and 64 is nine times that.
+	MaxConfigs = 64
+	// MaxOutages bounds link.outages: an outage every 10 minutes for the
+	// longest run (MaxDuration); each is applied to every lab and reported
+	// for every configuration.
+	MaxOutages = 1_000
+	// MaxLinkChanges bounds link.changes: a change a minute for the
+	// longest run.
+	MaxLinkChanges = 10_000
+)
+
+// MaxDuration bounds a spec's duration, and a whole `tunnelprobe scenario`
+// command (every pass of --repeat): a week. A run holds its timelines in
+// memory until it ends, and a longer one would more likely be cut short
+// by the machine than measure anything a week does not.
+const MaxDuration = 7 * 24 * time.Hour
+
+// MaxSpecErrors is how many errors Validate lists; it counts the rest.
+const MaxSpecErrors = 10
+
 // ReadSpec reads the spec in file, YAML or JSON, as Parse does; an error
-// names the file.
+// names the file. A file over MaxSpecBytes is refused before it is read.
 func ReadSpec(file string) (Spec, error) {
-	data, err := os.ReadFile(file)
+	f, err := os.Open(file)
+	if err != nil {
+		return Spec{}, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxSpecBytes {
+		return Spec{}, fmt.Errorf("%s: %d bytes, more than the %d (1 MiB) a spec may hold", file, st.Size(), MaxSpecBytes)
+	}
+	// A pipe has no size to check: read one byte past the limit at most.
+	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
 	if err != nil {
 		return Spec{}, err
 	}
@@ -225,8 +269,12 @@ func ReadSpec(file string) (Spec, error) {
 }
 
 // Parse reads a spec from YAML or JSON. Unknown fields are errors, and so is
-// every value out of range; errors name the field.
+// every value out of range; errors name the field. A spec over
+// MaxSpecBytes is refused unparsed.
 func Parse(data []byte) (Spec, error) {
+	if len(data) > MaxSpecBytes {
+		return Spec{}, fmt.Errorf("spec: more than the %d bytes (1 MiB) a spec may hold", MaxSpecBytes)
+	}
 	// YAMLToJSON reads the first document only: the others would be
 	// dropped without a word.
 	if n, err := yamlDocuments(data); err == nil && n > 1 {
@@ -276,14 +324,35 @@ func yamlDocuments(data []byte) (int, error) {
 // SOCKS5 ingresses may open.
 const MaxLoadConns = 40_000
 
-// Validate reports every field that is out of range, each named by its path.
+// Validate reports the fields that are out of range, each named by its
+// path: the first MaxSpecErrors of them, then how many more there are.
+// Counts over their limits (MaxConfigs, MaxOutages, MaxLinkChanges) are
+// reported alone, before any entry is looked at.
 func (s Spec) Validate() error {
 	var errs []error
 	bad := func(path, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("spec: %s: %s", path, fmt.Sprintf(format, args...)))
 	}
-	if s.Duration.Duration <= 0 {
+	for _, c := range []struct {
+		path, what string
+		n, most    int
+	}{
+		{"configs", "configurations", len(s.Configs), MaxConfigs},
+		{"link.outages", "outages", len(s.Link.Outages), MaxOutages},
+		{"link.changes", "changes", len(s.Link.Changes), MaxLinkChanges},
+	} {
+		if c.n > c.most {
+			bad(c.path, "%d %s, at most %d", c.n, c.what, c.most)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	switch d := s.Duration.Duration; {
+	case d <= 0:
 		bad("duration", "must be positive")
+	case d > MaxDuration:
+		bad("duration", "%v is longer than %v, the most a run may take", d, MaxDuration)
 	}
 	if _, err := s.Link.settings(); err != nil {
 		bad("link", "%v", err)
@@ -348,6 +417,9 @@ func (s Spec) Validate() error {
 		if err := c.Prober.validate(); err != nil {
 			bad(path+".prober", "%v", err)
 		}
+	}
+	if n := len(errs) - MaxSpecErrors; n > 0 {
+		errs = append(errs[:MaxSpecErrors], fmt.Errorf("spec: ... and %d more errors", n))
 	}
 	return errors.Join(errs...)
 }

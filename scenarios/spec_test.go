@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +198,80 @@ func TestDocumentedSpecParses(t *testing.T) {
 	}
 	if _, err := Parse([]byte(doc)); err != nil {
 		t.Errorf("the documented spec: %v", err)
+	}
+}
+
+// A spec file over the size limit is refused before it is parsed, naming
+// the file, its size and the limit.
+func TestReadSpecRefusesAnOversizedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte(specYAML+strings.Repeat("# padding\n", 110_000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadSpec(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "1048576") {
+		t.Errorf("error %v; want the file and the limit of 1048576 bytes named", err)
+	}
+	if _, err := Parse([]byte(specYAML + strings.Repeat("# padding\n", 110_000))); err == nil || !strings.Contains(err.Error(), "1048576") {
+		t.Errorf("Parse of an oversized spec: %v; want the limit named", err)
+	}
+}
+
+// Counts beyond the limits are refused at once, without an error per
+// entry; within them a spec parses.
+func TestParseLimitsCounts(t *testing.T) {
+	spec := func(configs, outages, changes int) string {
+		var b strings.Builder
+		b.WriteString("name: counts\nduration: 168h\nlink:\n  rate: 20mbit\n  queue: 256p\n  outages:\n")
+		for i := range outages {
+			fmt.Fprintf(&b, "    - {start: %dm, duration: 1m}\n", 10*i)
+		}
+		b.WriteString("  changes:\n")
+		for i := range changes {
+			fmt.Fprintf(&b, "    - {at: %ds, rate: 10mbit}\n", i)
+		}
+		b.WriteString("configs:\n")
+		for i := range configs {
+			fmt.Fprintf(&b, "  - {name: c%d, health: {mode: probe}, prober: {kind: kubelet, endpoint: /check/}}\n", i)
+		}
+		return b.String()
+	}
+	if _, err := Parse([]byte(spec(64, 1000, 10_000))); err != nil {
+		t.Fatalf("a spec at every limit: %v", err)
+	}
+	for _, tc := range []struct {
+		configs, outages, changes int
+		mention                   string
+	}{
+		{65, 1, 1, "configs: 65 configurations, at most 64"},
+		{1, 1001, 1, "link.outages: 1001 outages, at most 1000"},
+		{1, 1, 10_001, "link.changes: 10001 changes, at most 10000"},
+	} {
+		_, err := Parse([]byte(spec(tc.configs, tc.outages, tc.changes)))
+		if err == nil || !strings.Contains(err.Error(), tc.mention) || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("%d configurations, %d outages, %d changes: %v; want one line saying %q", tc.configs, tc.outages, tc.changes, err, tc.mention)
+		}
+	}
+	if _, err := Parse([]byte(strings.Replace(specYAML, "duration: 2m", "duration: 169h", 1))); err == nil || !strings.Contains(err.Error(), "duration: 169h0m0s is longer than 168h0m0s") {
+		t.Errorf("a run of 169 h: %v; want it refused", err)
+	}
+}
+
+// Many errors make a few lines and a count of the rest.
+func TestValidateCapsItsErrors(t *testing.T) {
+	s, err := Parse([]byte(specYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		s.Configs = append(s.Configs, ConfigSpec{Name: fmt.Sprintf("c%d", i), Health: HealthSpec{Mode: "sometimes"}, Prober: s.Configs[0].Prober})
+	}
+	err = s.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 11 || !strings.Contains(lines[0], "configs[4].health") || lines[10] != "spec: ... and 20 more errors" {
+		t.Errorf("%d lines:\n%v\nwant the first 10 and a count of the 20 others", len(lines), err)
 	}
 }

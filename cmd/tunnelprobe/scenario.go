@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
@@ -26,6 +29,14 @@ run with their 95% intervals to matrix.md, matrix.json and matrix.png, and
 each run's report into a folder of its own beside them.
 `
 
+// runScenario and runMatrix are scenarios.Run and scenarios.RunMatrix,
+// unless a test replaces them to see what the command does around a run
+// without starting a lab.
+var (
+	runScenario = scenarios.Run
+	runMatrix   = scenarios.RunMatrix
+)
+
 func scenarioCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe scenario"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -39,7 +50,8 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	matrix := fs.Bool("matrix", false, "run every built-in link condition (docs/scenarios.md); excludes --spec, --suite and --quick")
 	condition := fs.String("condition", "", "with --matrix: run only the condition of this `name`")
 	var repeat int
-	fs.Var(cliflag.Int(&repeat, 1, 1), "repeat", "run the suite, spec or matrix this `number` of times, each pass with the next seed")
+	fs.Var(cliflag.Int(&repeat, 1, 1), "repeat", "run the suite, spec or matrix this `number` of times, each pass with the next seed\n"+
+		"(at most 1000 passes and a week in all)")
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, scenarioUsage, stdout, stderr); !ok {
 		return code
 	}
@@ -51,13 +63,27 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
-	if !*matrix && repeat == 1 && *condition == "" {
+	single := !*matrix && repeat == 1 && *condition == ""
+	var conditions []scenarios.Spec
+	var took time.Duration
+	if !single {
+		if conditions, err = chooseConditions(spec, *matrix, *condition); err != nil {
+			return cliflag.UsageError(stderr, name, err)
+		}
+		if took, err = scenarios.MatrixTime(conditions, repeat); err != nil {
+			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %d for flag --repeat: %w", repeat, err))
+		}
+	}
+	if err := checkOutputs(*out, *jsonPath); err != nil {
+		return cliflag.UsageError(stderr, name, err)
+	}
+	if single {
 		if *seed != 0 {
 			spec.Seed = *seed
 		}
 		fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
 			spec.Name, len(spec.Configs), spec.Duration, spec.Seed, spec.Seed)
-		rep, err := scenarios.Run(ctx, spec, scenarios.Options{Progress: stderr})
+		rep, err := runScenario(ctx, spec, scenarios.Options{Progress: stderr})
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return 1
@@ -65,13 +91,19 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 		if rep.Interrupted {
 			fmt.Fprintf(stderr, "%s: interrupted after %.0fs; writing what was measured\n", name, rep.DurationSeconds)
 		}
-		return writeResults(rep, *out, "report.md", *jsonPath, stdout, stderr)
+		code := writeResults(rep, *out, "report.md", *jsonPath, stdout, stderr)
+		// A configuration that was not measured makes the run a failed
+		// one, whatever the others measured.
+		for _, f := range rep.Failures() {
+			cfg, why, _ := strings.Cut(f, ": ")
+			fmt.Fprintf(stderr, "%s: configuration %s failed, not measured: %s\n", name, cfg, why)
+			code = 1
+		}
+		return code
 	}
-	conditions, err := chooseConditions(spec, *matrix, *condition)
-	if err != nil {
-		return cliflag.UsageError(stderr, name, err)
-	}
-	rep, err := scenarios.RunMatrix(ctx, conditions, scenarios.MatrixOptions{
+	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
+		len(conditions)*repeat, len(conditions), repeat, took)
+	rep, err := runMatrix(ctx, conditions, scenarios.MatrixOptions{
 		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout,
 	})
 	if err != nil {
@@ -80,10 +112,40 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	if rep.Interrupted {
 		fmt.Fprintf(stderr, "%s: interrupted after %d run(s); writing what was measured\n", name, len(rep.Runs))
 	}
+	for i, r := range rep.Runs {
+		for _, f := range r.Report.Failures() {
+			cfg, why, _ := strings.Cut(f, ": ")
+			fmt.Fprintf(stderr, "%s: run %d (%s, seed %d): configuration %s failed, left out of its rates: %s\n",
+				name, i+1, r.Condition, r.Seed, cfg, why)
+		}
+	}
 	if code := writeResults(rep, *out, "matrix.md", *jsonPath, stdout, stderr); code != 0 || err != nil {
 		return 1
 	}
 	return 0
+}
+
+// checkOutputs makes sure the results can be written before any lab
+// starts, rather than after a run of many minutes: it writes a file into
+// the folder of jsonPath (if set), which must exist, then creates out and
+// writes a file there, removing both. An error names the flag.
+func checkOutputs(out, jsonPath string) error {
+	if jsonPath != "" {
+		dir := filepath.Dir(jsonPath)
+		if st, err := os.Stat(jsonPath); err == nil && st.IsDir() {
+			return fmt.Errorf("invalid value %q for flag --json: a directory, want a file", jsonPath)
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("invalid value %q for flag --json: no such directory %s", jsonPath, dir)
+		}
+		if err := scenarios.CheckOutputDir(dir, false); err != nil {
+			return fmt.Errorf("invalid value %q for flag --json: %w", jsonPath, err)
+		}
+	}
+	if err := scenarios.CheckOutputDir(out, true); err != nil {
+		return fmt.Errorf("invalid value %q for flag --out: %w", out, err)
+	}
+	return nil
 }
 
 // results are a run's or a matrix's.
@@ -93,27 +155,55 @@ type results interface {
 	WriteJSON(path string) error
 }
 
+// rescuedPattern names the folder that takes the results when --out fails
+// after the run, in the temporary folder or else the working one.
+const rescuedPattern = "tunnelprobe-scenario-rescued-*"
+
 // writeResults prints r's table, writes its files into out (naming main
 // among them) and its JSON to jsonPath if set, and returns the exit code.
+// Results that cannot go into out go into a rescue folder, named on
+// stderr, rather than be lost; the exit code is then 1.
 func writeResults(r results, out, main, jsonPath string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe scenario"
+	code := 0
 	fmt.Fprintln(stdout)
 	if err := r.WriteTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
+		code = 1
 	}
 	if err := r.WriteResults(out); err != nil {
 		fmt.Fprintf(stderr, "%s: writing results: %v\n", name, err)
-		return 1
+		code = 1
+		if out, err = rescue(r); err != nil {
+			fmt.Fprintf(stderr, "%s: the results are lost: %v\n", name, err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "%s: wrote the results into %s instead\n", name, out)
 	}
 	fmt.Fprintf(stdout, "\nreport: %s\n", filepath.Join(out, main))
 	if jsonPath != "" {
 		if err := r.WriteJSON(jsonPath); err != nil {
-			fmt.Fprintf(stderr, "%s: writing --json: %v\n", name, err)
-			return 1
+			fmt.Fprintf(stderr, "%s: writing --json: %v (the same JSON is in %s)\n", name, err, out)
+			code = 1
 		}
 	}
-	return 0
+	return code
+}
+
+// rescue writes r into a new folder named as rescued, in the temporary
+// folder or, failing that, the working one, and returns its path.
+func rescue(r results) (string, error) {
+	var errs []error
+	for _, parent := range []string{os.TempDir(), "."} {
+		dir, err := os.MkdirTemp(parent, rescuedPattern)
+		if err == nil {
+			if err = r.WriteResults(dir); err == nil {
+				return dir, nil
+			}
+		}
+		errs = append(errs, err)
+	}
+	return "", errors.Join(errs...)
 }
 
 // chooseSpec returns the scenario the flags name: the --spec file, or the

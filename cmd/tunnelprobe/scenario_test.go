@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
 func TestScenarioBadUsage(t *testing.T) {
@@ -193,5 +198,270 @@ configs:
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// tinySpec writes a one-configuration spec of 8 s into dir and returns its
+// path.
+func tinySpec(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(path, []byte(`
+name: tiny
+seed: 3
+duration: 8s
+link: {rate: 20mbit, delay: 2ms, queue: 256p, outages: [{start: 4s, duration: 4s}]}
+load: {conns: 10, ramp: 1s}
+configs:
+  - name: k8s
+    health: {mode: probe, timeouts: [500ms]}
+    prober: {kind: kubelet, endpoint: "/check/?timeout=500ms", period: 500ms, timeout: 1s, failure_threshold: 2}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// forbidRuns makes any run the command starts fail the test.
+func forbidRuns(t *testing.T) {
+	t.Helper()
+	stubRuns(t, func(context.Context, scenarios.Spec, scenarios.Options) (*scenarios.Report, error) {
+		t.Error("a run started")
+		return nil, errors.New("no run in this test")
+	}, func(_ context.Context, conditions []scenarios.Spec, _ scenarios.MatrixOptions) (*scenarios.MatrixReport, error) {
+		t.Error("a matrix started")
+		return emptyMatrix(conditions), errors.New("no run in this test")
+	})
+}
+
+// emptyMatrix is the report of a matrix over conditions that made no run.
+func emptyMatrix(conditions []scenarios.Spec) *scenarios.MatrixReport {
+	m := &scenarios.MatrixReport{}
+	for _, c := range conditions {
+		m.Conditions = append(m.Conditions, c.Name)
+		for _, cfg := range c.Configs {
+			if !slices.Contains(m.Configs, cfg.Name) {
+				m.Configs = append(m.Configs, cfg.Name)
+			}
+		}
+	}
+	return m
+}
+
+// stubRuns replaces the command's runs for the test.
+func stubRuns(t *testing.T, run func(context.Context, scenarios.Spec, scenarios.Options) (*scenarios.Report, error),
+	matrix func(context.Context, []scenarios.Spec, scenarios.MatrixOptions) (*scenarios.MatrixReport, error)) {
+	oldRun, oldMatrix := runScenario, runMatrix
+	t.Cleanup(func() { runScenario, runMatrix = oldRun, oldMatrix })
+	runScenario, runMatrix = run, matrix
+}
+
+// fakeReport is a report of spec in which nothing happened.
+func fakeReport(spec scenarios.Spec) *scenarios.Report {
+	rep := &scenarios.Report{Name: spec.Name, Seed: spec.Seed, Spec: spec, Configs: map[string]scenarios.ConfigReport{}}
+	for _, c := range spec.Configs {
+		rep.Configs[c.Name] = scenarios.ConfigReport{WorkingSeconds: 4, Probes: 8, ProbeSuccessRatio: 1}
+		rep.Order = append(rep.Order, c.Name)
+	}
+	return rep
+}
+
+// An output the command cannot write is refused before any lab starts,
+// naming the flag.
+func TestScenarioChecksItsOutputsFirst(t *testing.T) {
+	dir := t.TempDir()
+	spec := tinySpec(t, dir)
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	forbidRuns(t)
+	good := filepath.Join(dir, "results")
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"--spec", spec, "--out", filepath.Join(file, "results")}, "--out"},
+		{[]string{"--spec", spec, "--out", file}, "--out"},
+		{[]string{"--spec", spec, "--out", filepath.Join(file, "results"), "--repeat", "2"}, "--out"},
+		{[]string{"--spec", spec, "--out", good, "--json", filepath.Join(dir, "missing", "copy.json")}, "--json"},
+		{[]string{"--spec", spec, "--out", good, "--json", filepath.Join(file, "copy.json")}, "--json"},
+		{[]string{"--spec", spec, "--out", good, "--json", dir}, "--json"},
+	} {
+		var out, errb bytes.Buffer
+		if code := scenarioCommand(t.Context(), tc.args, noEnv, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.mention) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", tc.args, code, errb.String(), tc.mention)
+		}
+	}
+	// The checks leave no file of theirs behind.
+	for _, d := range []string{dir, good} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".tmp-") {
+				t.Errorf("the checks left %s in %s", e.Name(), d)
+			}
+		}
+	}
+}
+
+// When --out fails after the run all the same, the results go to a
+// folder that says they were rescued, and the command says where.
+func TestScenarioRescuesResultsItCannotWrite(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	spec := tinySpec(t, dir)
+	out := filepath.Join(dir, "results")
+	stubRuns(t, func(_ context.Context, spec scenarios.Spec, _ scenarios.Options) (*scenarios.Report, error) {
+		// The folder goes away during the run: a file takes its place.
+		if err := os.RemoveAll(out); err != nil {
+			t.Error(err)
+		}
+		if err := os.WriteFile(out, nil, 0o600); err != nil {
+			t.Error(err)
+		}
+		return fakeReport(spec), nil
+	}, nil)
+	var stdout, stderr bytes.Buffer
+	if code := scenarioCommand(t.Context(), []string{"--spec", spec, "--out", out}, noEnv, &stdout, &stderr); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	rescued, _ := filepath.Glob(filepath.Join(dir, "tunnelprobe-scenario-rescued-*"))
+	if len(rescued) != 1 || !strings.Contains(stderr.String(), rescued[0]) {
+		t.Fatalf("rescued folders %v; stderr %q: want one, named there", rescued, stderr.String())
+	}
+	for _, f := range []string{"report.md", "report.json", "timeline.png"} {
+		if _, err := os.Stat(filepath.Join(rescued[0], f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// --repeat is refused when the runs could not end within the limit, and
+// the command says how long it takes before the first run starts.
+func TestScenarioRepeatIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	spec := tinySpec(t, dir) // 8 s
+	forbidRuns(t)
+	for _, args := range [][]string{
+		{"--spec", spec, "--repeat", "1000000"},
+		{"--spec", spec, "--repeat", "1001"},
+		{"--matrix", "--repeat", "500"}, // 500 passes of about 24 min: over 8 days
+	} {
+		var out, errb bytes.Buffer
+		args = append(args, "--out", filepath.Join(dir, "results"))
+		if code := scenarioCommand(t.Context(), args, noEnv, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--repeat") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming --repeat", args, code, errb.String())
+		}
+	}
+
+	var stdout, stderr bytes.Buffer
+	var before string
+	stubRuns(t, nil, func(_ context.Context, conditions []scenarios.Spec, _ scenarios.MatrixOptions) (*scenarios.MatrixReport, error) {
+		before = stdout.String()
+		return emptyMatrix(conditions), errors.New("no run in this test")
+	})
+	scenarioCommand(t.Context(), []string{"--spec", spec, "--repeat", "3", "--out", filepath.Join(dir, "results")}, noEnv, &stdout, &stderr)
+	if !strings.Contains(before, "3 run(s)") || !strings.Contains(before, "at least 24s") {
+		t.Errorf("before the runs, stdout said %q; want 3 runs and at least 24 s", before)
+	}
+}
+
+// A spec too large, or with too many entries, is refused at once, and a
+// spec with many errors prints a few and counts the rest.
+func TestScenarioRefusesHugeSpecsEarly(t *testing.T) {
+	dir := t.TempDir()
+	forbidRuns(t)
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# padding\n"), 200_000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var many strings.Builder
+	many.WriteString("name: many\nduration: 1m\nlink: {rate: 20mbit, queue: 256p}\nconfigs:\n")
+	for range 1000 {
+		many.WriteString("  - {name: x, health: {mode: nope}, prober: {kind: nope}}\n")
+	}
+	manyPath := filepath.Join(dir, "many.yaml")
+	if err := os.WriteFile(manyPath, []byte(many.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var bad strings.Builder
+	bad.WriteString("name: bad\nduration: 1m\nlink: {rate: 20mbit, queue: 256p}\nconfigs:\n")
+	for i := range 20 {
+		fmt.Fprintf(&bad, "  - {name: c%d, health: {mode: nope}, prober: {kind: kubelet, endpoint: /}}\n", i)
+	}
+	badPath := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badPath, []byte(bad.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		spec     string
+		mentions []string
+	}{
+		{big, []string{"--spec", "2000000 bytes", "1048576"}},
+		{manyPath, []string{"--spec", "configs: 1000 configurations, at most 64"}},
+		{badPath, []string{"--spec", "configs[0].health", "and 10 more"}},
+	} {
+		var out, errb bytes.Buffer
+		code := scenarioCommand(t.Context(), []string{"--spec", tc.spec, "--out", filepath.Join(dir, "results")}, noEnv, &out, &errb)
+		lines := strings.Count(errb.String(), "\n")
+		if code != 2 || lines > 13 {
+			t.Errorf("%s: exit %d, %d lines on stderr; want 2 and a few lines", tc.spec, code, lines)
+		}
+		for _, m := range tc.mentions {
+			if !strings.Contains(errb.String(), m) {
+				t.Errorf("%s: stderr does not say %q:\n%s", tc.spec, m, errb.String())
+			}
+		}
+	}
+}
+
+// A configuration whose lab never carried its load and whose prober never
+// probed is a failed run: the report says so, never "not detected", and
+// the command exits 1.
+func TestScenarioReportsAConfigurationThatNeverRan(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "dead.yaml")
+	// The link is down from the start, so no load connection opens, and
+	// the probes wait longer than the run.
+	if err := os.WriteFile(spec, []byte(`
+name: dead
+seed: 1
+duration: 3s
+link: {rate: 20mbit, delay: 2ms, queue: 256p, outages: [{start: 0s, duration: 3s}]}
+load: {conns: 5}
+configs:
+  - name: k8s
+    health: {mode: probe, timeouts: [500ms]}
+    prober: {kind: kubelet, endpoint: "/check/?timeout=500ms", period: 1s, timeout: 1s, initial_delay: 10s}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "results")
+	var stdout, stderr bytes.Buffer
+	if code := scenarioCommand(t.Context(), []string{"--spec", spec, "--out", out}, noEnv, &stdout, &stderr); code != 1 {
+		t.Errorf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "k8s") || !strings.Contains(stderr.String(), "failed") {
+		t.Errorf("stderr does not name the failed configuration:\n%s", stderr.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Configs map[string]map[string]json.RawMessage `json:"configs"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if why := string(rep.Configs["k8s"]["failed"]); !strings.Contains(why, "no probe") || !strings.Contains(why, "load") {
+		t.Errorf("report.json: k8s failed %s; want no probe and no load named", why)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "k8s failed") || strings.Contains(string(md), "did not act on the outage") {
+		t.Errorf("report.md does not say k8s failed, or reports its outage as missed:\n%s", md)
 	}
 }
