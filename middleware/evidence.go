@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -12,210 +11,244 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/units"
 )
 
-// Defaults for the zero fields of [Evidence].
+// Defaults for the zero fields of [Evidence], chosen from the rules below
+// and the facts of a loaded link, before any comparison ran:
+//
+//   - Interval 0.5 s: a Window holds six probes, so a working tunnel fails
+//     a check only when six in a row are lost (at 30% loss, as a tail-drop
+//     queue under a greedy load may drop, 0.07% of windows; at 1%, never),
+//     for two small packets a second each way (about 2 kbit/s with
+//     WireGuard's overhead, a thousandth of a 2 Mbit/s link);
+//   - Window 3 s: how long the tunnel may go without an answer. Answers
+//     arrive an Interval apart however long the queue they wait in, so the
+//     Window bounds the gaps between them, not the round trip; it outlasts
+//     the jump in queueing delay when a 256-packet queue fills at 2 Mbit/s
+//     (1.5 s) with an Interval to spare, and keeps a dead tunnel's
+//     detection at Window + Interval plus the orchestrator's own period;
+//   - ProbeTimeout 10 s: an answer counts up to then, so a queue of 4,096
+//     packets (2.5 s at 20 Mbit/s) or worse delays answers but loses none;
+//   - LossWindow 60 s: the loss and round trip reported describe the last
+//     minute (120 probes), long enough for a loss ratio to mean something;
+//   - MinSentBytes 4 KiB: more than a WireGuard keepalive or a lone lost
+//     packet, so that sending into silence is a tunnel that carries traffic.
 const (
-	DefaultEvidenceWindow   = 5 * time.Second
-	DefaultEvidenceInterval = time.Second
+	DefaultEvidenceWindow   = 3 * time.Second
+	DefaultEvidenceInterval = 500 * time.Millisecond
+	DefaultProbeTimeout     = 10 * time.Second
+	DefaultLossWindow       = time.Minute
 	DefaultMinSentBytes     = 4096
 )
 
-// ErrSilentTunnel is wrapped by the error of a check that traffic evidence
-// failed: the tunnel kept sending and nothing came back.
-var ErrSilentTunnel = errors.New("traffic evidence: sending into silence")
-
-// Evidence is Config.Evidence: a check first reads the tunnel's own traffic
-// counters, sampled every Interval, and decides from them when they say
-// enough, without dialing:
-//   - something received in the last Window: the tunnel delivers, the
-//     check passes at once;
-//   - MinSentBytes or more sent, and nothing received, for a whole Window
-//     since the first unanswered send: the check fails at once;
-//   - MinSentBytes or more sent into silence, but not yet for a whole
-//     Window: the check waits for the counters to decide, a Window at most,
-//     rather than dial into a tunnel that is about to fail;
-//   - anything else (an idle tunnel, a lone packet, a start): the active
-//     check runs as without evidence.
+// Evidence is Config.Evidence: before a check dials, what the tunnel showed
+// meanwhile decides it when it can.
 //
-// So a saturated tunnel proves itself for free, and a dead one fails a
-// Window after it fell silent. The rules cannot fail a working tunnel on
-// traffic that has a way back (TCP, DNS, QUIC: acknowledgements count), on
-// one lost packet or a WireGuard keepalive (less than MinSentBytes), nor on
-// queueing delay shorter than Window (the silence is timed from the first
-// unanswered send, not from the start of the window). A stream that only
-// sends, such as one-way UDP, gets no reply to count: over WireGuard the
-// peer's keepalive comes 10 s after data, so give such tunnels a Window
-// over 10 s.
+// The proof of life is an answer to the monitor's own light probe (Probe),
+// sent through the tunnel every Interval, loaded or idle:
+//   - an answer arrived in the last Window: the tunnel carries packets both
+//     ways, and the check passes at once, under any load;
+//   - a probe sent after the last answer arrived has gone unanswered for a
+//     whole Window: the check fails at once, whichever way the tunnel died;
+//   - probes unanswered for less than a Window: the check waits for them to
+//     decide, a Window at most, rather than dial into a tunnel that is
+//     about to fail.
 //
-// Counters that are not fresh (the source fails, or sampling stops) decide
-// nothing, so the active check runs: evidence never keeps a state alive on
-// old samples.
+// The tunnel's traffic counters (Source) cannot prove it alive: what the
+// far side sends on its own arrives whether or not it hears us (TCP
+// retransmissions of unacknowledged data for minutes, one-way streams,
+// WireGuard keepalives), and so does a router's ICMP unreachable for a
+// packet it could not deliver. So a receive counter never passes a check;
+// the counters only fail it fast when MinSentBytes or more went out and
+// nothing at all came back for a whole Window ("sending into silence"),
+// and feed the metrics. A gap in their samples (the interface went away)
+// starts them over, so old traffic never counts as recent.
+//
+// With neither a fresh verdict of the probes nor of the counters (no probe
+// out, a source that fails, sampling stopped), the active check runs as
+// without evidence: evidence never keeps a state alive on old data. Each
+// result says how it was decided (Result.Evidence, DecidedBy).
+//
+// With MaxLoss set, a check also fails while more than that share of the
+// probes that ended in the last LossWindow went unanswered: for users who
+// would rather restart a lossy tunnel than keep it.
 type Evidence struct {
-	// Source reads the counters. Required.
+	// Probe is the light probe (see [LightProbe], [ChooseLightProbe]);
+	// nil: none, and only the counters' silence rule can decide.
+	Probe *LightProbe
+	// Source reads the tunnel's counters; nil: none. Probe or Source is
+	// required.
 	Source CounterSource
-	// Window is how far back evidence looks. Zero means
+	// Window is how long the tunnel may go without proof of life (or, for
+	// the counters, send into silence) before a check fails: the
+	// tolerance, whatever the orchestrator's period. Zero means
 	// DefaultEvidenceWindow.
 	Window time.Duration
-	// Interval is the sampling period. Zero means DefaultEvidenceInterval.
+	// Interval is the probes' cadence and the counters' sampling period.
+	// Zero means DefaultEvidenceInterval.
 	Interval time.Duration
-	// MinSentBytes is how much must go unanswered for the silence rule to
-	// fail a check. Zero means DefaultMinSentBytes.
+	// ProbeTimeout is how long a probe's answer is awaited. Zero means
+	// DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// MaxLoss, when positive, fails checks while the probes' loss over
+	// LossWindow is above it (0.2: 20%), once at least 10 probes ended in
+	// it. Zero: loss is reported, never acted on.
+	MaxLoss float64
+	// LossWindow is how far back the probes' loss and round trip are
+	// measured. Zero means DefaultLossWindow.
+	LossWindow time.Duration
+	// MinSentBytes is how much must go out unanswered for the counters'
+	// silence rule to fail a check. Zero means DefaultMinSentBytes.
 	MinSentBytes uint64
-	// MinReceivedBytes is how much must come in within Window to pass a
-	// check. Zero means 1: anything.
-	MinReceivedBytes uint64
 }
 
 func (e Evidence) withDefaults() (Evidence, error) {
-	if e.Source == nil {
-		return e, errors.New("Evidence.Source: nil")
+	var errs []error
+	if e.Source == nil && e.Probe == nil {
+		errs = append(errs, errors.New("Evidence: neither a Probe nor a Source"))
 	}
-	if e.Window < 0 || e.Interval < 0 {
-		return e, fmt.Errorf("Evidence: negative Window %v or Interval %v", e.Window, e.Interval)
+	if e.Probe != nil && e.Probe.Check == nil {
+		errs = append(errs, errors.New("Evidence.Probe.Check: nil"))
 	}
-	if e.Window == 0 {
-		e.Window = DefaultEvidenceWindow
-	}
-	if e.Interval == 0 {
-		e.Interval = DefaultEvidenceInterval
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"Window", &e.Window, DefaultEvidenceWindow},
+		{"Interval", &e.Interval, DefaultEvidenceInterval},
+		{"ProbeTimeout", &e.ProbeTimeout, DefaultProbeTimeout},
+		{"LossWindow", &e.LossWindow, DefaultLossWindow},
+	} {
+		switch {
+		case *d.v < 0:
+			errs = append(errs, fmt.Errorf("Evidence.%s: %v is negative", d.name, *d.v))
+		case *d.v == 0:
+			*d.v = d.def
+		}
 	}
 	if e.Interval > e.Window {
-		return e, fmt.Errorf("Evidence.Interval: %v is longer than the Window %v", e.Interval, e.Window)
+		errs = append(errs, fmt.Errorf("Evidence.Interval: %v is longer than the Window %v", e.Interval, e.Window))
+	}
+	if e.MaxLoss < 0 || e.MaxLoss >= 1 {
+		errs = append(errs, fmt.Errorf("Evidence.MaxLoss: %v is not in [0, 1)", e.MaxLoss))
 	}
 	if e.MinSentBytes == 0 {
 		e.MinSentBytes = DefaultMinSentBytes
 	}
-	e.MinReceivedBytes = max(e.MinReceivedBytes, 1)
-	return e, nil
+	return e, errors.Join(errs...)
 }
 
-// A sample is the counters read at one moment.
-type sample struct {
-	at time.Time
-	c  Counters
-}
-
-// evidence keeps the samples of one monitor and decides from them.
+// evidence is what a monitor gathers for its checks: the light probes'
+// answers and the counters' samples.
 type evidence struct {
-	cfg   Evidence
-	clock clockwork.Clock
-
-	mu sync.Mutex
-	// recent holds the samples of the last Window and the one before,
-	// oldest first.
-	recent []sample
-	// lastRx is the sample at which something was last received;
-	// silentSince is when the first send after it was seen (zero: none).
-	lastRx      sample
-	silentSince time.Time
-	// readErr is why the last read failed; nil when it worked.
-	readErr error
+	cfg      Evidence
+	clock    clockwork.Clock
+	proof    *proofOfLife    // nil without a Probe
+	counters *counterSilence // nil without a Source
 }
 
-func newEvidence(cfg Evidence, clock clockwork.Clock) *evidence {
-	return &evidence{cfg: cfg, clock: clock}
+func newEvidence(cfg Evidence, clock clockwork.Clock, observer Observer) *evidence {
+	e := &evidence{cfg: cfg, clock: clock}
+	if cfg.Probe != nil {
+		e.proof = newProofOfLife(cfg, clock, observer)
+	}
+	if cfg.Source != nil {
+		e.counters = newCounterSilence(cfg, clock)
+	}
+	return e
 }
 
-// run samples every Interval until ctx ends.
+// run sends the probes and samples the counters until ctx ends.
 func (e *evidence) run(ctx context.Context) {
-	for {
-		e.sample()
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.clock.After(e.cfg.Interval):
-		}
-	}
-}
-
-// sample reads the counters once and folds them in.
-func (e *evidence) sample() {
-	c, err := e.cfg.Source.ReadCounters()
-	now := e.clock.Now()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.readErr = err
-	if err != nil {
-		return
-	}
-	cur := sample{at: now, c: c}
-	if len(e.recent) == 0 || c.RxBytes < e.last().c.RxBytes || c.TxBytes < e.last().c.TxBytes {
-		// The first sample, or a device made anew: start over.
-		e.recent, e.lastRx, e.silentSince = e.recent[:0], cur, time.Time{}
+	done := make(chan struct{})
+	if e.proof != nil {
+		go func() {
+			defer close(done)
+			e.proof.run(ctx)
+		}()
 	} else {
-		prev := e.last()
-		switch {
-		case c.RxBytes > prev.c.RxBytes:
-			e.lastRx, e.silentSince = cur, time.Time{}
-		case c.TxBytes > prev.c.TxBytes && e.silentSince.IsZero():
-			// The send happened after prev; counting from now keeps the
-			// silence on the short side.
-			e.silentSince = now
-		}
+		close(done)
 	}
-	e.recent = append(e.recent, cur)
-	// Keep one sample at or before the window's start.
-	start := now.Add(-e.cfg.Window)
-	drop := 0
-	for drop+1 < len(e.recent) && !e.recent[drop+1].at.After(start) {
-		drop++
+	if e.counters != nil {
+		e.counters.run(ctx)
 	}
-	e.recent = append(e.recent[:0], e.recent[drop:]...)
+	<-done
 }
 
-func (e *evidence) last() sample { return e.recent[len(e.recent)-1] }
-
-// A verdict is what the counters decided: err is nil for a pass; text
-// says what was seen. ok is false when they decided nothing; pending then
-// says the tunnel is sending into silence but not yet for a whole Window,
-// so that the counters will decide within Window.
+// A verdict is what the evidence decided: err is nil for a pass; text
+// says what was seen. ok is false when it decided nothing; pending then
+// says that it will decide by until, so that a check may wait for it.
 type verdict struct {
 	ok      bool
 	pending bool
+	until   time.Time
 	err     error
 	text    string
 }
 
-// decide returns the verdict of the counters now.
+// decide returns the verdict of the evidence now: an answer to a probe
+// passes; then the counters' silence, the probes' silence and their loss
+// fail.
 func (e *evidence) decide() verdict {
 	now := e.clock.Now()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.readErr != nil || len(e.recent) == 0 || now.Sub(e.last().at) > 2*e.cfg.Interval {
-		return verdict{} // no fresh counters
+	var probes, counters verdict
+	if e.proof != nil {
+		if probes = e.proof.decide(now); probes.ok && probes.err == nil {
+			return probes
+		}
 	}
-	cur, base := e.last(), e.recent[0]
-	if got := cur.c.RxBytes - base.c.RxBytes; got >= e.cfg.MinReceivedBytes {
-		return verdict{ok: true, text: fmt.Sprintf("traffic evidence: received %s in the last %v",
-			amount(got, cur.c.RxPackets-base.c.RxPackets), roundSeconds(cur.at.Sub(base.at)))}
+	if e.counters != nil {
+		if counters = e.counters.decide(now); counters.ok {
+			return counters
+		}
 	}
-	sent := cur.c.TxBytes - e.lastRx.c.TxBytes
-	if e.silentSince.IsZero() || sent < e.cfg.MinSentBytes {
-		return verdict{}
+	switch {
+	case probes.ok:
+		return probes
+	case probes.pending && counters.pending:
+		probes.until = minTime(probes.until, counters.until)
+		return probes
+	case counters.pending:
+		return counters
 	}
-	// The silence counts up to the last sample: what came in after it is
-	// not known yet.
-	if silent := cur.at.Sub(e.silentSince); silent < e.cfg.Window {
-		return verdict{pending: true}
-	}
-	return verdict{ok: true, err: fmt.Errorf("%w: sent %s in %v, received nothing", ErrSilentTunnel,
-		amount(sent, cur.c.TxPackets-e.lastRx.c.TxPackets), roundSeconds(cur.at.Sub(e.silentSince)))}
+	return probes
 }
 
-// await returns the counters' verdict, waiting while it is pending (a
-// Window at most) unless ctx ends first; then it returns what they say.
+// await returns the evidence's verdict, waiting while it is pending (a
+// Window and an Interval at most) unless ctx ends first; then it returns
+// what the evidence says.
 func (e *evidence) await(ctx context.Context) verdict {
 	deadline := e.clock.Now().Add(e.cfg.Window + e.cfg.Interval)
 	for {
+		var changed <-chan struct{}
+		if e.proof != nil {
+			changed = e.proof.changes()
+		}
 		v := e.decide()
-		if !v.pending || !e.clock.Now().Before(deadline) {
+		now := e.clock.Now()
+		if !v.pending || !now.Before(deadline) {
 			return v
+		}
+		// Wake when the probes change, at the time the verdict names, or
+		// an Interval on, whichever comes first: the counters change
+		// only at their samples.
+		wait := e.cfg.Interval
+		if v.until.After(now) {
+			wait = min(wait, v.until.Sub(now))
 		}
 		select {
 		case <-ctx.Done():
 			return v
-		case <-e.clock.After(e.cfg.Interval):
+		case <-changed:
+		case <-e.clock.After(wait):
 		}
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // amount writes bytes, and packets when counted: "1,204 packets (1.61 MB)".

@@ -10,6 +10,8 @@ import (
 	"github.com/jonboulle/clockwork"
 )
 
+var evidenceEpoch = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
 // fakeCounters is a CounterSource a test drives.
 type fakeCounters struct {
 	c   Counters
@@ -18,7 +20,9 @@ type fakeCounters struct {
 
 func (f *fakeCounters) ReadCounters() (Counters, error) { return f.c, f.err }
 
-// evidenceRig samples a fakeCounters once a second on a fake clock.
+// evidenceRig decides on a fake clock from a fakeCounters it samples once
+// a second and, with a probe, from light probes the test sends and ends
+// itself.
 type evidenceRig struct {
 	t     *testing.T
 	clock *clockwork.FakeClock
@@ -26,16 +30,21 @@ type evidenceRig struct {
 	ev    *evidence
 }
 
-func newEvidenceRig(t *testing.T, cfg Evidence) *evidenceRig {
+// newEvidenceRig builds the evidence of cfg with counters, and with a light
+// probe when withProbe is set.
+func newEvidenceRig(t *testing.T, cfg Evidence, withProbe bool) *evidenceRig {
 	src := &fakeCounters{}
 	cfg.Source = src
+	if withProbe {
+		cfg.Probe = &LightProbe{Kind: ProbeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
+	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := clockwork.NewFakeClockAt(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	r := &evidenceRig{t: t, clock: clock, src: src, ev: newEvidence(cfg, clock)}
-	r.ev.sample()
+	clock := clockwork.NewFakeClockAt(evidenceEpoch)
+	r := &evidenceRig{t: t, clock: clock, src: src, ev: newEvidence(cfg, clock, ObserverFuncs{})}
+	r.ev.counters.sample()
 	return r
 }
 
@@ -47,7 +56,7 @@ func (r *evidenceRig) second(rx, tx uint64) verdict {
 	r.src.c.TxBytes += tx
 	r.src.c.RxPackets += (rx + 999) / 1000
 	r.src.c.TxPackets += (tx + 999) / 1000
-	r.ev.sample()
+	r.ev.counters.sample()
 	return r.ev.decide()
 }
 
@@ -60,6 +69,7 @@ func (r *evidenceRig) seconds(n int, rx, tx uint64) []verdict {
 	return out
 }
 
+// kinds writes verdicts as P (pass), F (fail), . (nothing decided).
 func kinds(vs []verdict) string {
 	var b strings.Builder
 	for _, v := range vs {
@@ -75,52 +85,60 @@ func kinds(vs []verdict) string {
 	return b.String()
 }
 
-func TestEvidenceBusyTunnelPasses(t *testing.T) {
-	r := newEvidenceRig(t, Evidence{})
-	v := r.second(150_000, 90_000)
-	if !v.ok || v.err != nil || v.text != "traffic evidence: received 150 packets (150.00 kB) in the last 1s" {
-		t.Fatalf("busy tunnel: %+v", v)
-	}
-	// Still a pass once the window is full: it counts the last 5 s.
-	got := r.seconds(10, 150_000, 90_000)
-	if kinds(got) != "PPPPPPPPPP" || !strings.Contains(got[9].text, "received 750 packets (750.00 kB) in the last 5s") {
-		t.Errorf("busy tunnel: %s, last %q", kinds(got), got[9].text)
+// What a tunnel receives never passes a check: a far side that cannot hear
+// us keeps sending.
+func TestCountersNeverPass(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rx, tx uint64
+	}{
+		{"busy both ways", 150_000, 90_000},
+		{"download only: retransmissions into a tunnel whose uplink is dead", 1_000_000, 0},
+		{"a one-way stream in", 200_000, 0},
+		{"keepalives", 32, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newEvidenceRig(t, Evidence{}, false)
+			if got := kinds(r.seconds(20, tc.rx, tc.tx)); strings.Contains(got, "P") {
+				t.Errorf("%s", got)
+			}
+		})
 	}
 }
 
-func TestEvidenceDeadTunnelFailsAfterTheWindow(t *testing.T) {
-	r := newEvidenceRig(t, Evidence{})
+func TestCountersSilenceFailsAfterTheWindow(t *testing.T) {
+	r := newEvidenceRig(t, Evidence{}, false)
 	r.seconds(10, 100_000, 100_000) // busy, then the tunnel dies
-	// Received traffic in the window keeps passing, then nothing decides
-	// until the first unanswered send is a window old, then it fails.
-	got := r.seconds(10, 0, 20_000)
-	if want := "PPPP.FFFFF"; kinds(got) != want {
+	// Nothing decides until the first unanswered send is a window old,
+	// then the silence fails.
+	got := r.seconds(8, 0, 20_000)
+	if want := "...FFFFF"; kinds(got) != want {
 		t.Fatalf("dead tunnel: %s, want %s", kinds(got), want)
 	}
-	v := got[5]
-	if !errors.Is(v.err, ErrSilentTunnel) || !strings.Contains(v.err.Error(), "sent 120 packets (120.00 kB) in 5s, received nothing") {
+	v := got[3]
+	if !errors.Is(v.err, ErrSilentTunnel) || !strings.Contains(v.err.Error(), "sent 80 packets (80.00 kB) in 3s, received nothing") {
 		t.Errorf("err %v", v.err)
 	}
 }
 
-func TestEvidenceIdleTunnelDecidesNothing(t *testing.T) {
-	r := newEvidenceRig(t, Evidence{})
+func TestCountersIdleTunnelDecidesNothing(t *testing.T) {
+	r := newEvidenceRig(t, Evidence{}, false)
 	if got := kinds(r.seconds(30, 0, 0)); got != strings.Repeat(".", 30) {
 		t.Errorf("idle: %s", got)
 	}
 }
 
-// Traps that must not fail a working tunnel.
-func TestEvidenceTraps(t *testing.T) {
+// Traps that must not fail a working tunnel on its counters.
+func TestCountersTraps(t *testing.T) {
 	t.Run("a lone lost packet", func(t *testing.T) {
-		r := newEvidenceRig(t, Evidence{})
+		r := newEvidenceRig(t, Evidence{}, false)
 		r.second(0, 1500)
 		if got := kinds(r.seconds(60, 0, 0)); strings.Contains(got, "F") {
 			t.Errorf("%s", got)
 		}
 	})
 	t.Run("keepalives into an idle peer", func(t *testing.T) {
-		r := newEvidenceRig(t, Evidence{})
+		r := newEvidenceRig(t, Evidence{}, false)
 		var got string
 		for range 12 { // five minutes of WireGuard keepalives, 32 bytes every 25 s
 			got += kinds([]verdict{r.second(0, 32)}) + kinds(r.seconds(24, 0, 0))
@@ -129,73 +147,81 @@ func TestEvidenceTraps(t *testing.T) {
 			t.Errorf("%s", got)
 		}
 	})
-	t.Run("a deep queue", func(t *testing.T) {
+	t.Run("a queue shorter than the window", func(t *testing.T) {
 		// An idle tunnel starts a transfer; the first reply comes after
-		// 4 s of queueing delay, then replies keep coming.
-		r := newEvidenceRig(t, Evidence{})
+		// 2 s of queueing delay, then replies keep coming.
+		r := newEvidenceRig(t, Evidence{}, false)
 		r.seconds(10, 0, 0)
-		got := kinds(r.seconds(4, 0, 50_000)) + kinds(r.seconds(20, 5_000, 50_000))
+		got := kinds(r.seconds(2, 0, 50_000)) + kinds(r.seconds(20, 5_000, 50_000))
 		if strings.Contains(got, "F") {
 			t.Errorf("%s", got)
 		}
 	})
 	t.Run("upload with acknowledgements only", func(t *testing.T) {
-		r := newEvidenceRig(t, Evidence{})
-		if got := kinds(r.seconds(20, 80, 1_000_000)); got != strings.Repeat("P", 20) {
-			t.Errorf("%s", got)
-		}
-	})
-	t.Run("download only", func(t *testing.T) {
-		r := newEvidenceRig(t, Evidence{})
-		if got := kinds(r.seconds(20, 1_000_000, 0)); got != strings.Repeat("P", 20) {
+		r := newEvidenceRig(t, Evidence{}, false)
+		if got := kinds(r.seconds(20, 80, 1_000_000)); strings.Contains(got, "F") {
 			t.Errorf("%s", got)
 		}
 	})
 	t.Run("a device made anew", func(t *testing.T) {
 		// A VPN restart recreates the interface: counters fall to zero.
-		r := newEvidenceRig(t, Evidence{})
+		r := newEvidenceRig(t, Evidence{}, false)
 		r.seconds(10, 100_000, 100_000)
 		r.src.c = Counters{}
-		got := kinds(r.seconds(4, 0, 10_000))
+		got := kinds(r.seconds(2, 0, 10_000))
 		if strings.Contains(got, "F") {
 			t.Errorf("after a reset: %s", got)
 		}
 	})
 }
 
+// A gap in the samples (the interface went away and came back) starts the
+// counters over: what was sent across the gap is not a silence they saw,
+// and a silence needs a whole window after it.
+func TestCountersGapStartsOver(t *testing.T) {
+	r := newEvidenceRig(t, Evidence{}, false)
+	r.seconds(5, 100_000, 100_000)
+	r.src.err = errors.New("no interface wg0 in this network namespace")
+	if got := kinds(r.seconds(20, 0, 50_000)); got != strings.Repeat(".", 20) {
+		t.Fatalf("during the gap: %s", got)
+	}
+	r.src.err = nil
+	// 1 MB went out across the gap and nothing came back: only a silence
+	// seen for a whole window after the gap fails.
+	if got := kinds(r.seconds(6, 0, 20_000)); got != "....FF" {
+		t.Errorf("after the gap: %s, want ....FF", got)
+	}
+}
+
 // Counters that are not fresh decide nothing: evidence never keeps a state
-// alive on old samples.
-func TestEvidenceNeedsFreshCounters(t *testing.T) {
-	t.Run("sampling stopped", func(t *testing.T) {
-		r := newEvidenceRig(t, Evidence{})
-		r.seconds(3, 100_000, 100_000)
-		r.clock.Advance(3 * time.Second) // no sample for 3 s
-		if v := r.ev.decide(); v.ok {
-			t.Errorf("stale samples decided: %+v", v)
-		}
-	})
-	t.Run("the source fails", func(t *testing.T) {
-		r := newEvidenceRig(t, Evidence{})
-		r.seconds(3, 100_000, 100_000)
-		r.src.err = errors.New("no such device")
-		if v := r.second(0, 0); v.ok {
-			t.Errorf("a failed read decided: %+v", v)
-		}
-	})
+// on old samples.
+func TestCountersNeedFreshSamples(t *testing.T) {
+	r := newEvidenceRig(t, Evidence{}, false)
+	r.seconds(3, 100_000, 100_000)
+	r.seconds(5, 0, 100_000) // a silence that fails...
+	r.clock.Advance(3 * time.Second)
+	if v := r.ev.decide(); v.ok { // ...but no sample for 3 s
+		t.Errorf("stale samples decided: %+v", v)
+	}
 }
 
 func TestEvidenceThresholds(t *testing.T) {
-	// A window of 10 s and a higher bar for silence.
-	r := newEvidenceRig(t, Evidence{Window: 10 * time.Second, MinSentBytes: 100_000})
+	// A window of 10 s and a higher bar for silence: the first sample with
+	// 100 kB sent is the 13th, and by then the silence is 12 s old.
+	r := newEvidenceRig(t, Evidence{Window: 10 * time.Second, MinSentBytes: 100_000}, false)
 	r.seconds(3, 100, 100)
-	got := kinds(r.seconds(20, 0, 8_000))
-	if want := "PPPPPPPPP...FFFFFFFF"; got != want { // received 9 s ago at most; then silent 10 s and 100 kB
+	if got, want := kinds(r.seconds(20, 0, 8_000)), strings.Repeat(".", 12)+strings.Repeat("F", 8); got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
+	probe := &LightProbe{Check: CheckerFunc(func(context.Context) error { return nil })}
 	for _, bad := range []Evidence{
 		{},
+		{Probe: &LightProbe{}},
 		{Source: &fakeCounters{}, Window: -time.Second},
 		{Source: &fakeCounters{}, Window: time.Second, Interval: 2 * time.Second},
+		{Probe: probe, ProbeTimeout: -time.Second},
+		{Probe: probe, MaxLoss: 1},
+		{Probe: probe, MaxLoss: -0.1},
 	} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("%+v accepted", bad)
@@ -224,25 +250,27 @@ func TestParseNetDev(t *testing.T) {
 // A check that comes while the tunnel has been sending into silence for
 // less than a window waits for the counters instead of dialing.
 func TestEvidenceAwaitsASilenceInProgress(t *testing.T) {
-	r := newEvidenceRig(t, Evidence{})
+	r := newEvidenceRig(t, Evidence{Interval: time.Second}, false)
 	r.seconds(10, 100_000, 100_000)
-	got := kinds(r.seconds(5, 0, 20_000)) // silent since the first of these
-	if got != "PPPP." {
+	got := kinds(r.seconds(2, 0, 20_000)) // silent since the first of these
+	if got != ".." {
 		t.Fatalf("before the check: %s", got)
 	}
 	done := make(chan verdict, 1)
 	go func() { done <- r.ev.await(context.Background()) }()
 	ctx := t.Context()
-	if err := r.clock.BlockUntilContext(ctx, 1); err != nil { // await sleeps for the next sample
-		t.Fatal(err)
+	// await sleeps for the next sample, sees none, sleeps again; then two
+	// samples of sending into silence make the silence a window old.
+	for i := range 3 {
+		if err := r.clock.BlockUntilContext(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			r.src.c.TxBytes += 20_000
+			r.ev.counters.sample()
+		}
+		r.clock.Advance(time.Second)
 	}
-	r.clock.Advance(time.Second)
-	if err := r.clock.BlockUntilContext(ctx, 1); err != nil { // none came: still pending, it sleeps again
-		t.Fatal(err)
-	}
-	r.src.c.TxBytes += 20_000
-	r.ev.sample()
-	r.clock.Advance(time.Second)
 	v := <-done
 	if !v.ok || !errors.Is(v.err, ErrSilentTunnel) {
 		t.Errorf("await: %+v, want the silence's failure", v)

@@ -37,11 +37,11 @@ func (s *counters) add(rx, tx uint64) {
 	s.mu.Unlock()
 }
 
-// TestEvidenceDecidesChecks runs a probe-mode monitor with traffic
-// evidence: a busy tunnel passes and a silent one fails without the active
-// check, which runs only when the counters say nothing; every answer says
-// which way it was decided.
-func TestEvidenceDecidesChecks(t *testing.T) {
+// TestCountersOnlyFailChecks runs a probe-mode monitor with traffic
+// counters and no light probe: a busy tunnel's traffic proves nothing, so
+// the active check runs; a tunnel sending into silence fails without it;
+// every answer says which way it was decided.
+func TestCountersOnlyFailChecks(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	src := &counters{}
 	var active atomic.Int32
@@ -60,7 +60,7 @@ func TestEvidenceDecidesChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// second lets a second pass in which the tunnel received rx and sent
-	// tx bytes, then samples, as Run does every second.
+	// tx bytes, then samples, as Run does every Interval.
 	second := func(rx, tx uint64) {
 		src.add(rx, tx)
 		clock.Advance(time.Second)
@@ -69,24 +69,20 @@ func TestEvidenceDecidesChecks(t *testing.T) {
 	middleware.SampleEvidence(mon)
 	get := func(path string) (int, string) {
 		t.Helper()
-		second(0, 0)
 		rec := httptest.NewRecorder()
 		mon.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		return rec.Code, strings.TrimSpace(rec.Body.String())
 	}
 
 	second(200_000, 100_000)
-	code, body := get("/check/")
-	if code != http.StatusOK || body != "pass (traffic evidence: received 200.00 kB in the last 2s)" {
-		t.Errorf("busy: %d %q", code, body)
+	second(200_000, 100_000)
+	if code, body := get("/check/"); code != http.StatusServiceUnavailable || body != "fail: dial timeout" || active.Load() != 1 {
+		t.Errorf("busy: %d %q, %d active checks; want the active check's answer", code, body, active.Load())
 	}
-	if code, body := get("/"); code != http.StatusOK || !strings.HasPrefix(body, "healthy (traffic evidence: received") {
-		t.Errorf("status: %d %q", code, body)
-	}
-	for range 8 { // the tunnel dies: it sends, nothing comes back
+	for range 5 { // the tunnel dies: it sends, nothing comes back
 		second(0, 20_000)
 	}
-	code, body = get("/check/?format=json")
+	code, body := get("/check/?format=json")
 	var js struct {
 		Checks map[string][]struct {
 			Status, Output, DecidedBy string
@@ -96,19 +92,20 @@ func TestEvidenceDecidesChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := js.Checks["tunnel:connectivity"][0]
-	if code != http.StatusServiceUnavailable || c.DecidedBy != "evidence" || !strings.Contains(c.Output, "sending into silence: sent 160.00 kB in") {
+	if code != http.StatusServiceUnavailable || c.DecidedBy != "evidence" || !strings.Contains(c.Output, "sending into silence: sent 100.00 kB in 4s") {
 		t.Errorf("dead: %d %+v", code, c)
 	}
-	if n := active.Load(); n != 0 {
-		t.Errorf("the active check ran %d times while the counters decided", n)
+	if n := active.Load(); n != 1 {
+		t.Errorf("the active check ran %d times, want once", n)
 	}
 
 	// Counters that cannot be read decide nothing: the active check runs.
 	src.mu.Lock()
 	src.err = errors.New("no such device")
 	src.mu.Unlock()
+	second(0, 0)
 	code, body = get("/check/")
-	if code != http.StatusServiceUnavailable || body != "fail: dial timeout" || active.Load() != 1 {
+	if code != http.StatusServiceUnavailable || body != "fail: dial timeout" || active.Load() != 2 {
 		t.Errorf("no counters: %d %q, %d active checks", code, body, active.Load())
 	}
 	mu.Lock()
@@ -117,8 +114,169 @@ func TestEvidenceDecidesChecks(t *testing.T) {
 	for _, r := range observed {
 		by = append(by, r.DecidedBy())
 	}
-	if strings.Join(by, ",") != "evidence,evidence,active" {
+	if strings.Join(by, ",") != "active,evidence,active" {
 		t.Errorf("observer saw %v", by)
+	}
+}
+
+// probeRun runs a probe-mode monitor whose light probe answers while up is
+// set and is refused at once otherwise (an ICMP unreachable), on a fake
+// clock. step lets one Interval pass and waits for the probe it sent.
+type probeRun struct {
+	t      *testing.T
+	clock  *clockwork.FakeClock
+	mon    *middleware.Monitor
+	up     atomic.Bool
+	active atomic.Int32
+	ended  chan middleware.LightProbeResult
+}
+
+func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
+	r := &probeRun{t: t, clock: clockwork.NewFakeClockAt(epoch), ended: make(chan middleware.LightProbeResult, 64)}
+	r.up.Store(true)
+	ev.Probe = &middleware.LightProbe{Kind: middleware.ProbeICMP, Target: "10.64.0.1", Check: middleware.CheckerFunc(func(context.Context) error {
+		if r.up.Load() {
+			return nil
+		}
+		return errors.New("icmp 10.64.0.1: echo reply: network is unreachable")
+	})}
+	check := middleware.CheckerFunc(func(context.Context) error { r.active.Add(1); return errors.New("tls: handshake timeout") })
+	mon, err := middleware.New(check, middleware.Config{
+		Mode: middleware.ModeProbe, Clock: r.clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
+		Observer: middleware.ObserverFuncs{OnLightProbe: func(p middleware.LightProbeResult) { r.ended <- p }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mon = mon
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	r.wait() // the first probe, sent at once
+	return r
+}
+
+// wait takes the next light probe's end.
+func (r *probeRun) wait() middleware.LightProbeResult {
+	r.t.Helper()
+	select {
+	case p := <-r.ended:
+		return p
+	case <-time.After(hangGuard):
+		r.t.Fatal("no light probe ended")
+		return middleware.LightProbeResult{}
+	}
+}
+
+// step lets an Interval pass, and takes the probe sent then. The sender
+// sets its timer before it sends a probe, so once a probe ended the timer
+// is set.
+func (r *probeRun) step(interval time.Duration) middleware.LightProbeResult {
+	r.t.Helper()
+	r.clock.Advance(interval)
+	return r.wait()
+}
+
+func (r *probeRun) get(path string) (int, string) {
+	r.t.Helper()
+	rec := httptest.NewRecorder()
+	r.mon.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, strings.TrimSpace(rec.Body.String())
+}
+
+// TestLightProbeDecidesChecks: Run sends the light probe every Interval; an
+// answer passes a check at once without the active check, an error answer
+// proves nothing, and a Window without an answer fails the check; the JSON
+// says which probe, its round trip and its loss.
+func TestLightProbeDecidesChecks(t *testing.T) {
+	const interval = 500 * time.Millisecond
+	r := newProbeRun(t, middleware.Evidence{})
+	if code, body := r.get("/check/"); code != http.StatusOK || body != "pass (proof of life: icmp 10.64.0.1 answered 0s ago)" {
+		t.Errorf("answered: %d %q", code, body)
+	}
+	r.step(interval)
+	code, body := r.get("/check/?format=json")
+	var js struct {
+		Checks map[string][]struct {
+			Status, Output, DecidedBy, ObservedUnit string
+			ObservedValue                           *float64
+		}
+		LightProbe struct {
+			Kind, Target   string
+			Sent, Answered int
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &js); err != nil {
+		t.Fatal(err)
+	}
+	if code != http.StatusOK || js.Checks["tunnel:connectivity"][0].DecidedBy != "evidence" ||
+		js.LightProbe.Kind != "icmp" || js.LightProbe.Target != "10.64.0.1" || js.LightProbe.Sent != 2 || js.LightProbe.Answered != 2 {
+		t.Errorf("JSON %d %s", code, body)
+	}
+	if l := js.Checks["tunnel:probe-loss"]; len(l) != 1 || l[0].ObservedValue == nil || *l[0].ObservedValue != 0 || l[0].ObservedUnit != "%" {
+		t.Errorf("loss %+v", l)
+	}
+	if rtt := js.Checks["tunnel:probe-rtt"]; len(rtt) != 1 || rtt[0].ObservedValue == nil || rtt[0].ObservedUnit != "ms" {
+		t.Errorf("rtt %+v", rtt)
+	}
+
+	// The tunnel dies; its far side answers with ICMP unreachables at
+	// once. Those prove nothing: a Window (3 s) after the first probe
+	// that went unanswered the check fails, still without the active
+	// check.
+	r.up.Store(false)
+	var last middleware.LightProbeResult
+	for range 7 {
+		last = r.step(interval)
+	}
+	if last.Err == nil {
+		t.Fatal("an unreachable answered the probe")
+	}
+	code, body = r.get("/check/")
+	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "fail: no proof of life: 7 icmp probe(s) to 10.64.0.1 sent over the last 3s, none answered") {
+		t.Errorf("dead: %d %q", code, body)
+	}
+	if n := r.active.Load(); n != 0 {
+		t.Errorf("the active check ran %d times while the probes decided", n)
+	}
+	if s, ok := r.mon.LightProbeStats(); !ok || s.Sent != 9 || s.Answered != 2 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// A check that comes while the probes are out, unanswered for less than a
+// Window, waits for them instead of dialing.
+func TestLightProbeCheckWaitsForAnswers(t *testing.T) {
+	const interval = 500 * time.Millisecond
+	r := newProbeRun(t, middleware.Evidence{})
+	r.up.Store(false)
+	for range 6 { // unanswered for 2.5 s after the last answer, at 0 s
+		r.step(interval)
+	}
+	r.up.Store(true)
+	done := make(chan int, 1)
+	go func() {
+		code, _ := r.get("/check/")
+		done <- code
+	}()
+	// The check waits; the next probe is answered: it passes.
+	r.step(interval)
+	select {
+	case code := <-done:
+		if code != http.StatusOK {
+			t.Errorf("after an answer: %d, want 200", code)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the check did not end when an answer came")
+	}
+	if n := r.active.Load(); n != 0 {
+		t.Errorf("the active check ran %d times", n)
 	}
 }
 

@@ -12,4 +12,4 @@ func SetJoinHook(m *Monitor, f func()) { m.flights.joined = f }
 
 // SampleEvidence takes one sample of the monitor's traffic counters now, as
 // Run does every Evidence.Interval.
-func SampleEvidence(m *Monitor) { m.evidence.sample() }
+func SampleEvidence(m *Monitor) { m.evidence.counters.sample() }

@@ -42,7 +42,7 @@ func (m *Monitor) StatusHandler() http.Handler {
 }
 
 func (m *Monitor) statusReply(s Snapshot) reply {
-	rep := reply{code: http.StatusServiceUnavailable, verdict: "fail", result: s.Last, snap: s}
+	rep := m.reply(http.StatusServiceUnavailable, "fail", s.Last, s)
 	switch {
 	case s.Stale:
 		// Whatever the last result said, nothing has checked the tunnel
@@ -83,14 +83,24 @@ func (m *Monitor) statusReply(s Snapshot) reply {
 	return rep
 }
 
-// evidenceNote returns " (what traffic evidence saw)" for a pass that
-// traffic evidence decided, "" for any other result.
+// reply starts an answer on result r and state s, with the light probes'
+// stats when there are any.
+func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
+	rep := reply{code: code, verdict: verdict, result: r, snap: s}
+	if stats, ok := m.LightProbeStats(); ok {
+		rep.probe, rep.maxLoss = &stats, m.cfg.Evidence.MaxLoss
+	}
+	return rep
+}
+
+// evidenceNote returns " (what the evidence showed)" for a pass that
+// evidence decided, "" for any other result.
 func evidenceNote(r *Result, hide bool) string {
 	if r == nil || !r.Passed() || r.Evidence == "" {
 		return ""
 	}
 	if hide {
-		return " (traffic evidence)"
+		return " (evidence)"
 	}
 	return " (" + r.Evidence + ")"
 }
@@ -139,7 +149,8 @@ func (m *Monitor) CheckHandler() http.Handler {
 }
 
 func (m *Monitor) checkReply(res Result) reply {
-	rep := reply{code: http.StatusOK, verdict: "pass", text: "pass" + evidenceNote(&res, m.cfg.HideErrors), result: &res, snap: m.Snapshot()}
+	rep := m.reply(http.StatusOK, "pass", &res, m.Snapshot())
+	rep.text = "pass" + evidenceNote(&res, m.cfg.HideErrors)
 	if res.Err != nil {
 		rep.code, rep.verdict = http.StatusServiceUnavailable, "fail"
 		rep.detail = errorText(res.Err, m.cfg.HideErrors)

@@ -53,7 +53,7 @@ func New(checker Checker, cfg Config) (*Monitor, error) {
 		state:   newStateStore(cfg.Mode, cfg.FailureThreshold, cfg.Observer),
 	}
 	if cfg.Evidence != nil {
-		m.evidence = newEvidence(*cfg.Evidence, cfg.Clock)
+		m.evidence = newEvidence(*cfg.Evidence, cfg.Clock, cfg.Observer)
 	}
 	return m, nil
 }
@@ -96,8 +96,8 @@ func (m *Monitor) setHealing(h *HealStart) {
 // Run drives the checks until ctx ends, then returns nil. In ModeLoop it
 // loops; in ModeAuto it loops while no probe drives the checks; in ModeProbe
 // it only waits, since probes drive everything. With Config.Evidence it
-// samples the tunnel's counters meanwhile, in every mode. Run may be called
-// once at a time.
+// sends the light probes and samples the tunnel's counters meanwhile, in
+// every mode. Run may be called once at a time.
 func (m *Monitor) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -141,6 +141,15 @@ func (m *Monitor) Probe(ctx context.Context) Result {
 		return r
 	}
 	return m.shareCheck(ctx)
+}
+
+// LightProbeStats returns what the light probes showed over
+// Evidence.LossWindow; false without a light probe.
+func (m *Monitor) LightProbeStats() (LightProbeStats, bool) {
+	if m.evidence == nil || m.evidence.proof == nil {
+		return LightProbeStats{}, false
+	}
+	return m.evidence.proof.stats(), true
 }
 
 // WaitHealthy blocks until the state is healthy or ctx ends, and returns the

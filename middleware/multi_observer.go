@@ -1,8 +1,9 @@
 package middleware
 
 // MultiObserver returns an Observer that tells each of observers, in order,
-// of every event. It is also a [CoalesceObserver]: joins go to those of
-// observers that are one. Nil entries are skipped.
+// of every event. It is also a [CoalesceObserver] and a
+// [LightProbeObserver]: joins and light probes go to those of observers
+// that are one. Nil entries are skipped.
 func MultiObserver(observers ...Observer) Observer {
 	var m multiObserver
 	for _, o := range observers {
@@ -16,8 +17,9 @@ func MultiObserver(observers ...Observer) Observer {
 type multiObserver []Observer
 
 var (
-	_ Observer         = multiObserver(nil)
-	_ CoalesceObserver = multiObserver(nil)
+	_ Observer           = multiObserver(nil)
+	_ CoalesceObserver   = multiObserver(nil)
+	_ LightProbeObserver = multiObserver(nil)
 )
 
 func (m multiObserver) CheckStarted(s CheckStart) {
@@ -54,6 +56,14 @@ func (m multiObserver) CheckJoined(j CheckJoin) {
 	for _, o := range m {
 		if c, ok := o.(CoalesceObserver); ok {
 			c.CheckJoined(j)
+		}
+	}
+}
+
+func (m multiObserver) LightProbeFinished(r LightProbeResult) {
+	for _, o := range m {
+		if p, ok := o.(LightProbeObserver); ok {
+			p.LightProbeFinished(r)
 		}
 	}
 }

@@ -101,9 +101,14 @@ type ObserverFuncs struct {
 	OnStateChanged  func(from, to Snapshot)
 	OnHealStarted   func(HealStart)
 	OnHealed        func(HealEvent)
+	// OnLightProbe makes ObserverFuncs a LightProbeObserver.
+	OnLightProbe func(LightProbeResult)
 }
 
-var _ Observer = ObserverFuncs{}
+var (
+	_ Observer           = ObserverFuncs{}
+	_ LightProbeObserver = ObserverFuncs{}
+)
 
 // CheckStarted calls OnCheckStarted if set.
 func (o ObserverFuncs) CheckStarted(s CheckStart) {
@@ -137,5 +142,12 @@ func (o ObserverFuncs) HealStarted(s HealStart) {
 func (o ObserverFuncs) Healed(e HealEvent) {
 	if o.OnHealed != nil {
 		o.OnHealed(e)
+	}
+}
+
+// LightProbeFinished calls OnLightProbe if set.
+func (o ObserverFuncs) LightProbeFinished(r LightProbeResult) {
+	if o.OnLightProbe != nil {
+		o.OnLightProbe(r)
 	}
 }

@@ -24,6 +24,18 @@ type healthJSON struct {
 	Stale   bool         `json:"stale,omitempty"`
 	DueBy   string       `json:"dueBy,omitempty"`
 	Healing *healingJSON `json:"healing,omitempty"`
+	// LightProbe says which light probe proves the tunnel alive
+	// (Config.Evidence) and what it showed over the loss window.
+	LightProbe *lightProbeJSON `json:"lightProbe,omitempty"`
+}
+
+// lightProbeJSON describes the light probe in use.
+type lightProbeJSON struct {
+	Kind       string `json:"kind"`
+	Target     string `json:"target"`
+	Sent       int    `json:"sent"`
+	Answered   int    `json:"answered"`
+	LastAnswer string `json:"lastAnswer,omitempty"`
 }
 
 // healingJSON describes the heal that runs now.
@@ -46,8 +58,13 @@ type checkJSON struct {
 	DecidedBy string `json:"decidedBy"`
 }
 
-// checkName keys the one check in the JSON response.
-const checkName = "tunnel:connectivity"
+// The keys of the checks in the JSON response: the check, and the light
+// probes' round trip and loss.
+const (
+	checkName     = "tunnel:connectivity"
+	probeRTTName  = "tunnel:probe-rtt"
+	probeLossName = "tunnel:probe-loss"
+)
 
 const hiddenError = "check failed (details hidden)"
 
@@ -60,6 +77,10 @@ type reply struct {
 	detail  string // the JSON output when it differs from text
 	result  *Result
 	snap    Snapshot
+	// probe is what the light probes showed; nil without them.
+	probe *LightProbeStats
+	// maxLoss is Evidence.MaxLoss, to rate the loss.
+	maxLoss float64
 }
 
 // write sends rep in the format the request asks for.
@@ -111,11 +132,44 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		}
 		body.Checks = map[string][]checkJSON{checkName: {c}}
 	}
+	if p := rep.probe; p != nil {
+		rep.writeProbe(&body, *p)
+	}
 	h.Set("Content-Type", "application/health+json")
 	w.WriteHeader(rep.code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(body) // the client may have gone; nothing to do then
+}
+
+// writeProbe adds the light probes to body: which one, and its round trip
+// and loss as observed values.
+func (rep reply) writeProbe(body *healthJSON, p LightProbeStats) {
+	body.LightProbe = &lightProbeJSON{Kind: p.Kind, Target: p.Target, Sent: p.Sent, Answered: p.Answered}
+	if !p.LastAnswer.IsZero() {
+		body.LightProbe.LastAnswer = p.LastAnswer.UTC().Format(time.RFC3339Nano)
+	}
+	if body.Checks == nil {
+		body.Checks = map[string][]checkJSON{}
+	}
+	what := p.Kind + " " + p.Target
+	if p.Answered > 0 {
+		ms := float64(p.RTT) / float64(time.Millisecond)
+		body.Checks[probeRTTName] = []checkJSON{{ComponentType: "system", Status: "pass", ObservedValue: &ms, ObservedUnit: "ms",
+			Output: "median round trip of " + what, DecidedBy: "evidence"}}
+	}
+	if p.Sent > 0 {
+		pct := 100 * p.Loss
+		status := "pass"
+		switch {
+		case rep.maxLoss > 0 && p.Loss > rep.maxLoss && p.Sent >= minLossSample:
+			status = "fail"
+		case p.Loss > 0:
+			status = "warn"
+		}
+		body.Checks[probeLossName] = []checkJSON{{ComponentType: "system", Status: status, ObservedValue: &pct, ObservedUnit: "%",
+			Output: fmt.Sprintf("%d of %d probes (%s) unanswered", p.Sent-p.Answered, p.Sent, what), DecidedBy: "evidence"}}
+	}
 }
 
 func errorText(err error, hide bool) string {

@@ -7,7 +7,8 @@ import (
 
 // NewSlogObserver returns an Observer that logs to l: checks at debug level
 // (failures at warn), state changes at info (unhealthy at warn), heals at
-// warn when they start and end (failed heals at error).
+// warn when they start and end (failed heals at error), light probes at
+// debug level.
 func NewSlogObserver(l *slog.Logger) Observer {
 	return ObserverFuncs{
 		OnCheckStarted: func(s CheckStart) {
@@ -38,6 +39,14 @@ func NewSlogObserver(l *slog.Logger) Observer {
 		},
 		OnHealStarted: func(s HealStart) {
 			l.Warn("heal started", "attempt", s.Attempt, "timeout", s.Timeout)
+		},
+		OnLightProbe: func(r LightProbeResult) {
+			attrs := []any{"kind", r.Kind, "target", r.Target, "rtt", r.RTT}
+			if r.Err != nil {
+				l.Debug("light probe unanswered", append(attrs, "err", r.Err)...)
+				return
+			}
+			l.Debug("light probe answered", attrs...)
 		},
 		OnHealed: func(e HealEvent) {
 			if e.Err != nil {

@@ -16,6 +16,7 @@ type Collector struct {
 
 	state, failures, since, lastCheck, mode *prometheus.Desc
 	stale, healing, healStart, dueBy        *prometheus.Desc
+	probeInfo, probeLoss                    *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -51,12 +52,16 @@ func NewCollector(mon *middleware.Monitor, opts Opts) *Collector {
 			"When the running heal started, as Unix time; absent while none runs.", nil, cl),
 		dueBy: prometheus.NewDesc(name("loop_due_timestamp_seconds"),
 			"When the loop owes its next result, as Unix time; absent while no loop runs.", nil, cl),
+		probeInfo: prometheus.NewDesc(name("light_probe_info"),
+			"1, naming the light probe in use by its kind and target; absent without one.", []string{"kind", "target"}, cl),
+		probeLoss: prometheus.NewDesc(name("light_probe_loss_ratio"),
+			"Share of the light probes that ended over the loss window unanswered; absent before one ended.", []string{"kind"}, cl),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode, c.stale, c.healing, c.healStart, c.dueBy} {
+	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode, c.stale, c.healing, c.healStart, c.dueBy, c.probeInfo, c.probeLoss} {
 		ch <- d
 	}
 }
@@ -81,6 +86,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if !s.DueBy.IsZero() {
 		ch <- prometheus.MustNewConstMetric(c.dueBy, prometheus.GaugeValue, unixSeconds(s.DueBy))
+	}
+	if p, ok := c.mon.LightProbeStats(); ok {
+		ch <- prometheus.MustNewConstMetric(c.probeInfo, prometheus.GaugeValue, 1, p.Kind, p.Target)
+		if p.Sent > 0 {
+			ch <- prometheus.MustNewConstMetric(c.probeLoss, prometheus.GaugeValue, p.Loss, p.Kind)
+		}
 	}
 	mode := c.mon.Mode()
 	for _, m := range allModes {

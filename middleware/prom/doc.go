@@ -5,7 +5,7 @@
 // # Use
 //
 // [NewObserver] returns an [Observer] to set as middleware.Config.Observer:
-// it counts the checks as they happen. [NewCollector] reads the monitor's
+// it counts the checks and light probes as they happen. [NewCollector] reads the monitor's
 // state and mode at every scrape. Register both with one registry:
 //
 //	obs, err := prom.NewObserver(reg, prom.Opts{})
@@ -36,7 +36,11 @@
 //	tunnelprobe_loop_due_timestamp_seconds                 gauge: when the loop owes its next result (Unix time); absent while no loop runs
 //	tunnelprobe_heal_in_progress                           gauge: 1 while a heal runs
 //	tunnelprobe_heal_started_timestamp_seconds             gauge: when the running heal started (Unix time); absent while none runs
-//	tunnelprobe_evidence_decisions_total{source,result}    counter: checks the tunnel's traffic decided without an active check (middleware.Evidence)
+//	tunnelprobe_evidence_decisions_total{source,result}    counter: checks that evidence (light probes, counters) decided without an active check (middleware.Evidence)
+//	tunnelprobe_light_probes_total{kind,result}            counter: light probes that ended, "answered" or "unanswered"; kind "icmp", "udp-dns" or "tcp"
+//	tunnelprobe_light_probe_rtt_seconds{kind}              histogram: round trip of the answered light probes
+//	tunnelprobe_light_probe_info{kind,target}              gauge: 1, naming the light probe in use; absent without one
+//	tunnelprobe_light_probe_loss_ratio{kind}               gauge: share of the light probes unanswered over the loss window (Evidence.LossWindow)
 //
 // [NewTunnelCollector] exports the counters of a middleware.CounterSource,
 // read at each scrape (a source that fails reads as no sample):

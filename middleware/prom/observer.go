@@ -40,12 +40,20 @@ type Observer struct {
 	healDuration prometheus.Histogram
 	changes      *prometheus.CounterVec
 	evidence     *prometheus.CounterVec
+	probes       *prometheus.CounterVec
+	probeRTT     *prometheus.HistogramVec
 }
 
 var (
-	_ middleware.Observer         = (*Observer)(nil)
-	_ middleware.CoalesceObserver = (*Observer)(nil)
+	_ middleware.Observer           = (*Observer)(nil)
+	_ middleware.CoalesceObserver   = (*Observer)(nil)
+	_ middleware.LightProbeObserver = (*Observer)(nil)
 )
+
+// ProbeRTTBuckets are the light probes' round-trip buckets, in seconds:
+// from a loopback echo to an answer that waited out a deep queue, up to
+// the default probe timeout (10 s).
+var ProbeRTTBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10}
 
 // NewObserver returns an Observer whose metrics are registered with reg
 // (nil: not registered, e.g. to register them later as a
@@ -85,8 +93,16 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 		}),
 		evidence: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "evidence_decisions_total", ConstLabels: cl,
-			Help: "Checks that the tunnel's own traffic decided without an active check (traffic evidence), by source and result.",
+			Help: "Checks that evidence (light probes, traffic counters) decided without an active check, by source and result.",
 		}, []string{"source", "result"}),
+		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "light_probes_total", ConstLabels: cl,
+			Help: "Light probes sent through the tunnel that ended, by kind (icmp, udp-dns, tcp) and result (answered, unanswered).",
+		}, []string{"kind", "result"}),
+		probeRTT: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "light_probe_rtt_seconds", ConstLabels: cl, Buckets: ProbeRTTBuckets,
+			Help: "Round trip of the answered light probes, by kind.",
+		}, []string{"kind"}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "state_changes_total", ConstLabels: cl,
 			Help: "Changes of the health state, by the state changed to.",
@@ -132,7 +148,7 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (o *Observer) collectors() []prometheus.Collector {
-	return []prometheus.Collector{o.checks, o.duration, o.inFlight, o.coalesced, o.heals, o.healDuration, o.changes, o.evidence}
+	return []prometheus.Collector{o.checks, o.duration, o.inFlight, o.coalesced, o.heals, o.healDuration, o.changes, o.evidence, o.probes, o.probeRTT}
 }
 
 // CheckStarted implements middleware.Observer.
@@ -185,4 +201,14 @@ func resultLabel(r middleware.Result) string {
 		return "fail"
 	}
 	return "pass"
+}
+
+// LightProbeFinished implements middleware.LightProbeObserver.
+func (o *Observer) LightProbeFinished(r middleware.LightProbeResult) {
+	if r.Err != nil {
+		o.probes.WithLabelValues(r.Kind, "unanswered").Inc()
+		return
+	}
+	o.probes.WithLabelValues(r.Kind, "answered").Inc()
+	o.probeRTT.WithLabelValues(r.Kind).Observe(r.RTT.Seconds())
 }

@@ -1,6 +1,7 @@
 package wgstats
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -12,17 +13,42 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
+// DefaultTimeout bounds a read of a Device whose Timeout is zero: a
+// userspace device answers its control socket in microseconds.
+const DefaultTimeout = 2 * time.Second
+
+// ErrNoAnswer is wrapped by the error of a read that timed out.
+var ErrNoAnswer = errors.New("no answer from the device")
+
 // A Device reads the WireGuard device Name. Its zero value but Name is
 // ready to use; it opens its wgctrl client at the first read. Close it when
 // done.
+//
+// Each read is bounded by Timeout: wgctrl reads a userspace device's UAPI
+// socket with no deadline, so a frozen wireguard-go (its socket accepts and
+// never answers) would block evidence sampling, scrapes and shutdown. A
+// read runs in a goroutine of its own; callers wait for it up to Timeout,
+// and while it hangs no other read starts: later callers wait for the same
+// one, so a frozen device holds one goroutine, until its socket answers or
+// closes, however often it is asked.
 type Device struct {
 	// Name is the device's interface name, e.g. wg0.
 	Name string
 	// Now is the clock of the handshake ages; nil means time.Now.
 	Now func() time.Time
+	// Timeout bounds each read. Zero means DefaultTimeout.
+	Timeout time.Duration
 
-	mu     sync.Mutex
-	client *wgctrl.Client
+	mu      sync.Mutex
+	client  *wgctrl.Client
+	reading *deviceRead // the read in flight; nil when none
+}
+
+// deviceRead is one read of the device; done is closed when it ended.
+type deviceRead struct {
+	done chan struct{}
+	dev  *wgtypes.Device
+	err  error
 }
 
 // Peer is one peer's state.
@@ -64,22 +90,52 @@ func (d *Device) ReadCounters() (middleware.Counters, error) {
 
 func (d *Device) read() (*wgtypes.Device, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.client == nil {
-		c, err := wgctrl.New()
-		if err != nil {
-			return nil, fmt.Errorf("wireguard %s: %w", d.Name, err)
+	r := d.reading
+	if r == nil {
+		if d.client == nil {
+			c, err := wgctrl.New()
+			if err != nil {
+				d.mu.Unlock()
+				return nil, fmt.Errorf("wireguard %s: %w", d.Name, err)
+			}
+			d.client = c
 		}
-		d.client = c
+		r = &deviceRead{done: make(chan struct{})}
+		d.reading = r
+		go d.fetch(d.client, r)
 	}
-	dev, err := d.client.Device(d.Name)
-	if err != nil {
-		return nil, fmt.Errorf("wireguard %s: %w", d.Name, err)
+	d.mu.Unlock()
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
 	}
-	return dev, nil
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-r.done:
+		if r.err != nil {
+			return nil, fmt.Errorf("wireguard %s: %w", d.Name, r.err)
+		}
+		return r.dev, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("wireguard %s: %w within %v: its control socket may be frozen", d.Name, ErrNoAnswer, timeout)
+	}
 }
 
-// Close closes the wgctrl client, if one was opened.
+// fetch reads the device with client into r, then lets the next read
+// start.
+func (d *Device) fetch(client *wgctrl.Client, r *deviceRead) {
+	r.dev, r.err = client.Device(d.Name)
+	d.mu.Lock()
+	if d.reading == r {
+		d.reading = nil
+	}
+	d.mu.Unlock()
+	close(r.done)
+}
+
+// Close closes the wgctrl client, if one was opened. It does not wait for
+// a read that hangs (see Device).
 func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -7,11 +7,13 @@
 //
 // The counters are the sums over the device's peers of wgctrl's received
 // and transmitted bytes, which count WireGuard's own handshakes and
-// keepalives too: a peer's keepalive proves the peer answers, not that
-// traffic beyond it flows. For traffic evidence that counts only what goes
-// through the tunnel, read the device's interface instead
-// (middleware.InterfaceCounters), or raise Evidence.MinReceivedBytes above a
-// keepalive's 32 bytes.
+// keepalives too: a peer with PersistentKeepalive sends them whether or not
+// it hears us. Like every counter, they never prove a tunnel alive (see
+// middleware.Evidence); only the light probe's answers do.
+//
+// Every read is bounded by Device.Timeout, so a frozen userspace device
+// (wireguard-go's UAPI socket accepting and never answering) fails reads
+// instead of blocking sampling, scrapes and shutdown.
 //
 // # Metrics
 //

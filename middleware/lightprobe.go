@@ -1,0 +1,145 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// The kinds of light probe, in the order [ChooseLightProbe] tries them.
+const (
+	ProbeICMP   = "icmp"
+	ProbeUDPDNS = "udp-dns"
+	ProbeTCP    = "tcp"
+)
+
+// A LightProbe is the monitor's own proof of life (Evidence.Probe): one
+// small round trip through the tunnel, which only a tunnel that carries
+// packets both ways can answer. Its Check returns nil only for an answer to
+// the probe it sent:
+//
+//   - icmp: an echo reply with the request's sequence number and data;
+//   - udp-dns: a DNS response with the query's ID and question, whatever
+//     its rcode: the server got the query and its answer came back;
+//   - tcp: a completed handshake (SYN-ACK).
+//
+// Error answers prove nothing and fail the probe: an ICMP unreachable is
+// what a VPN server with a dead uplink, or a router without a route, sends
+// back for a packet it could not deliver; for TCP the socket API reports a
+// reset and an ICMP port unreachable alike ("connection refused"), so a
+// refused connection counts as no answer and a tcp probe needs a port that
+// accepts.
+type LightProbe struct {
+	// Kind is ProbeICMP, ProbeUDPDNS or ProbeTCP: it names the probe in the
+	// status, the logs and the metrics.
+	Kind string
+	// Target is what the probe is sent to, for the same.
+	Target string
+	// Check sends one probe and waits for its answer until ctx ends.
+	Check Checker
+}
+
+// ICMPProbe echoes host (an address, or a name the dialer resolves) through
+// d; nil d is the host's unprivileged ICMP socket (see [ICMPCheck]).
+func ICMPProbe(host string, d Dialer) LightProbe {
+	return LightProbe{Kind: ProbeICMP, Target: host, Check: ICMPCheck{Address: host, Dialer: d}}
+}
+
+// DNSProbe asks the DNS server at server ("host" or "host:port", port 53
+// by default) one query over UDP through d (see [DNSQueryCheck]).
+func DNSProbe(server string, d Dialer) LightProbe {
+	server = WithDefaultPort(server, "53")
+	return LightProbe{Kind: ProbeUDPDNS, Target: server, Check: DNSQueryCheck{Server: server, Dialer: d}}
+}
+
+// TCPProbe opens a TCP connection to addr ("host" or "host:port", port 443
+// by default) through d and closes it (see [TCPCheck]).
+func TCPProbe(addr string, d Dialer) LightProbe {
+	addr = WithDefaultPort(addr, "443")
+	return LightProbe{Kind: ProbeTCP, Target: addr, Check: TCPCheck{Address: addr, Dialer: d}}
+}
+
+// ErrNoLightProbe is wrapped by ChooseLightProbe's error when no kind of
+// light probe can work.
+var ErrNoLightProbe = errors.New("no light probe can work here")
+
+// ChooseLightProbe returns the light probe of target that can work here,
+// and why the kinds before it cannot. target is "icmp://HOST",
+// "udp-dns://HOST[:PORT]" or "tcp://HOST[:PORT]" for one kind, or a bare
+// HOST for the first of them that can work, in this order:
+//
+//  1. icmp, to HOST: the lightest, and what the upstream VPN client sends;
+//     it needs an ICMP socket (an unprivileged one on the host, as
+//     net.ipv4.ping_group_range allows, or a Dialer that carries "ping4"
+//     and "ping6", as a WireGuard netstack does);
+//  2. udp-dns, to HOST:53: the upstream's fallback where ICMP is not
+//     permitted; it needs a UDP socket through the Dialer;
+//  3. tcp, to HOST:443: a SYN and its SYN-ACK, which any dialer carries.
+//
+// Whether a kind can work is decided by opening its socket, never by
+// sending: a tunnel that is down at start must not change the kind. The
+// error wraps ErrNoLightProbe when the kind asked for cannot work, and
+// names it.
+func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe, []error, error) {
+	kind, host, pinned := strings.Cut(target, "://")
+	if !pinned {
+		kind, host = "", target
+	}
+	if host == "" {
+		return LightProbe{}, nil, fmt.Errorf("light probe %q: no host", target)
+	}
+	candidates := []LightProbe{ICMPProbe(host, d), DNSProbe(host, d), TCPProbe(host, d)}
+	var skipped []error
+	for _, p := range candidates {
+		if pinned && p.Kind != kind {
+			continue
+		}
+		err := p.canWork(ctx, d)
+		if err == nil {
+			return p, skipped, nil
+		}
+		skipped = append(skipped, fmt.Errorf("%s %s: %w", p.Kind, p.Target, err))
+	}
+	if pinned && len(skipped) == 0 {
+		return LightProbe{}, nil, fmt.Errorf("light probe %q: unknown kind %q: want icmp, udp-dns or tcp", target, kind)
+	}
+	return LightProbe{}, skipped, fmt.Errorf("%w: %w", ErrNoLightProbe, errors.Join(skipped...))
+}
+
+// canWork opens the probe's socket without sending anything, and reports
+// why it cannot when it cannot.
+func (p LightProbe) canWork(ctx context.Context, d Dialer) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	switch p.Kind {
+	case ProbeICMP:
+		host := strings.TrimSuffix(strings.TrimPrefix(p.Target, "["), "]")
+		if d == nil {
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				ip = netip.IPv4Unspecified() // a name: most resolve to IPv4 first
+			}
+			conn, err := listenHostPing(ip.Unmap())
+			if err != nil {
+				return err
+			}
+			return conn.Close()
+		}
+		conn, _, err := ICMPCheck{Address: p.Target, Dialer: d}.dial(ctx)
+		if err != nil {
+			return fmt.Errorf("the dialer carries no ICMP: %w", err)
+		}
+		return conn.Close()
+	case ProbeUDPDNS:
+		conn, err := dialLive(ctx, d, "udp", p.Target)
+		if err != nil {
+			return fmt.Errorf("the dialer carries no UDP: %w", err)
+		}
+		return conn.Close()
+	default:
+		return nil
+	}
+}

@@ -1,0 +1,254 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// ErrNoProofOfLife is wrapped by the error of a check that the light
+// probes failed: nothing the monitor sent through the tunnel was answered
+// for a whole Evidence.Window.
+var ErrNoProofOfLife = errors.New("no proof of life")
+
+// ErrProbeLoss is wrapped by the error of a check failed on the light
+// probes' loss (Evidence.MaxLoss).
+var ErrProbeLoss = errors.New("light probe loss")
+
+// LightProbeResult is one light probe's outcome, for a [LightProbeObserver].
+type LightProbeResult struct {
+	Kind, Target string
+	// Sent is when the probe was sent; RTT how long its answer took.
+	Sent time.Time
+	RTT  time.Duration
+	// Err is nil for an answer.
+	Err error
+}
+
+// A LightProbeObserver is told of every light probe's outcome. It is
+// optional, as [CoalesceObserver] is: when the Observer in Config also
+// implements it, the monitor calls LightProbeFinished, synchronously from
+// the probe's goroutine, so it must be quick and safe for concurrent use.
+type LightProbeObserver interface {
+	LightProbeFinished(LightProbeResult)
+}
+
+// LightProbeObserverFunc adapts a function to a [LightProbeObserver].
+type LightProbeObserverFunc func(LightProbeResult)
+
+var _ LightProbeObserver = LightProbeObserverFunc(nil)
+
+// LightProbeFinished calls f(r).
+func (f LightProbeObserverFunc) LightProbeFinished(r LightProbeResult) { f(r) }
+
+// LightProbeStats is what the light probes showed over Evidence.LossWindow:
+// the quality of a tunnel that works.
+type LightProbeStats struct {
+	Kind, Target string
+	// Sent counts the probes that ended in the window, Answered those of
+	// them that were answered.
+	Sent, Answered int
+	// Loss is the share of Sent that went unanswered; 0 when none ended.
+	Loss float64
+	// RTT is the median round trip of the answered ones; 0 when none.
+	RTT time.Duration
+	// LastAnswer is when the latest answer arrived; zero before the first.
+	LastAnswer time.Time
+}
+
+// outcome is one ended probe, kept for the stats.
+type outcome struct {
+	sent     time.Time
+	rtt      time.Duration
+	answered bool
+}
+
+// proofOfLife sends the light probe every Interval, each waiting up to
+// ProbeTimeout for its answer, and keeps what the answers prove.
+type proofOfLife struct {
+	cfg      Evidence
+	clock    clockwork.Clock
+	observer LightProbeObserver // nil: none
+
+	mu sync.Mutex
+	// lastAnswer is when the latest answer arrived. firstUnanswered is
+	// when the first probe sent after it was sent (zero: none yet), and
+	// unanswered counts the probes sent since it arrived.
+	lastAnswer      time.Time
+	firstUnanswered time.Time
+	unanswered      int
+	lastSent        time.Time
+	// ended holds the probes that ended in the last LossWindow, by end.
+	ended []outcome
+	// changed is closed, and replaced, at every send and every end.
+	changed chan struct{}
+}
+
+func newProofOfLife(cfg Evidence, clock clockwork.Clock, observer Observer) *proofOfLife {
+	p := &proofOfLife{cfg: cfg, clock: clock, changed: make(chan struct{})}
+	p.observer, _ = observer.(LightProbeObserver)
+	return p
+}
+
+// run sends a probe every Interval until ctx ends, and waits for the
+// probes in flight: at most ProbeTimeout/Interval + 1 of them.
+func (p *proofOfLife) run(ctx context.Context) {
+	var inFlight sync.WaitGroup
+	defer inFlight.Wait()
+	for {
+		sent := p.clock.Now()
+		// The timer is set before the probe goes: the cadence does not
+		// depend on how soon the probe's goroutine runs.
+		next := p.clock.After(p.cfg.Interval)
+		p.sent(sent)
+		inFlight.Go(func() { p.probe(ctx, sent) })
+		select {
+		case <-ctx.Done():
+			return
+		case <-next:
+		}
+	}
+}
+
+// probe runs one probe sent at sent and records its end.
+func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
+	probeCtx, cancel := clockwork.WithTimeout(ctx, p.clock, p.cfg.ProbeTimeout)
+	err := runSafely(probeCtx, p.cfg.Probe.Check)
+	cancel()
+	if ended(ctx) {
+		return // shutting down: no outcome
+	}
+	end := p.clock.Now()
+	p.end(sent, end, err)
+	if p.observer != nil {
+		p.observer.LightProbeFinished(LightProbeResult{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: sent, RTT: end.Sub(sent), Err: err})
+	}
+}
+
+// sent records a probe sent at at.
+func (p *proofOfLife) sent(at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.firstUnanswered.IsZero() {
+		p.firstUnanswered = at
+	}
+	p.unanswered++
+	p.lastSent = at
+	p.notify()
+}
+
+// end records the end of the probe sent at sent: an answer when err is nil.
+func (p *proofOfLife) end(sent, end time.Time, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil && end.After(p.lastAnswer) {
+		// Probes sent before this answer arrived, still out, no longer
+		// count as unanswered: the answer proves the tunnel carried
+		// packets both ways after they left. Their own answers may
+		// still come, delayed by the same queue.
+		p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0
+	}
+	p.ended = append(p.ended, outcome{sent: sent, rtt: end.Sub(sent), answered: err == nil})
+	p.prune(end)
+	p.notify()
+}
+
+// prune drops the outcomes older than LossWindow. Called with mu held.
+func (p *proofOfLife) prune(now time.Time) {
+	start := now.Add(-p.cfg.LossWindow)
+	drop := 0
+	for drop < len(p.ended) && p.ended[drop].sent.Add(p.ended[drop].rtt).Before(start) {
+		drop++
+	}
+	p.ended = append(p.ended[:0], p.ended[drop:]...)
+}
+
+func (p *proofOfLife) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// decide returns what the probes prove at now. A verdict that is pending
+// says until when, at the latest, the probes will have decided.
+func (p *proofOfLife) decide(now time.Time) verdict {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	probe := p.cfg.Probe
+	if !p.lastAnswer.IsZero() && now.Sub(p.lastAnswer) < p.cfg.Window {
+		if err := p.lossError(now); err != nil {
+			return verdict{ok: true, err: err}
+		}
+		return verdict{ok: true, text: fmt.Sprintf("proof of life: %s %s answered %v ago",
+			probe.Kind, probe.Target, roundSeconds(now.Sub(p.lastAnswer)))}
+	}
+	if p.firstUnanswered.IsZero() || now.Sub(p.lastSent) > 2*p.cfg.Interval {
+		// No probe out, or the sender stalled (the process was paused,
+		// starved): what is out may have been answered unseen, and
+		// nothing says the tunnel is dead.
+		return verdict{}
+	}
+	silent := now.Sub(p.firstUnanswered)
+	if silent < p.cfg.Window {
+		return verdict{pending: true, until: p.firstUnanswered.Add(p.cfg.Window)}
+	}
+	return verdict{ok: true, err: fmt.Errorf("%w: %d %s probe(s) to %s sent over the last %v, none answered",
+		ErrNoProofOfLife, p.unanswered, probe.Kind, probe.Target, roundSeconds(silent))}
+}
+
+// lossError is the error of a loss above MaxLoss over LossWindow, or nil.
+// Called with mu held.
+func (p *proofOfLife) lossError(now time.Time) error {
+	if p.cfg.MaxLoss <= 0 {
+		return nil
+	}
+	p.prune(now)
+	s := p.statsLocked()
+	if s.Sent < minLossSample || s.Loss <= p.cfg.MaxLoss {
+		return nil
+	}
+	return fmt.Errorf("%w: %.0f%% of %d %s probe(s) to %s unanswered over the last %v, above the %.0f%% allowed",
+		ErrProbeLoss, 100*s.Loss, s.Sent, s.Kind, s.Target, p.cfg.LossWindow, 100*p.cfg.MaxLoss)
+}
+
+// minLossSample is how many probes must have ended in LossWindow before
+// their loss may fail a check: fewer say too little.
+const minLossSample = 10
+
+// changes returns a channel closed at the next send or end.
+func (p *proofOfLife) changes() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+// stats returns the probes' stats over LossWindow up to now.
+func (p *proofOfLife) stats() LightProbeStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prune(p.clock.Now())
+	return p.statsLocked()
+}
+
+func (p *proofOfLife) statsLocked() LightProbeStats {
+	s := LightProbeStats{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: len(p.ended), LastAnswer: p.lastAnswer}
+	var rtts []time.Duration
+	for _, o := range p.ended {
+		if o.answered {
+			rtts = append(rtts, o.rtt)
+		}
+	}
+	s.Answered = len(rtts)
+	if s.Sent > 0 {
+		s.Loss = float64(s.Sent-s.Answered) / float64(s.Sent)
+	}
+	if len(rtts) > 0 {
+		slices.Sort(rtts)
+		s.RTT = rtts[len(rtts)/2]
+	}
+	return s
+}
