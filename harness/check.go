@@ -36,3 +36,13 @@ func (l *Lab) SmallCheck() middleware.Checker { return l.client.SmallCheck() }
 func (c *Client) SmallCheck() middleware.Checker {
 	return middleware.UpstreamSmall(c, netip.AddrPortFrom(c.cfg.ServerAddr, DNSPort).String(), c.cfg.ServerAddr.String())
 }
+
+// LightProbe returns the light probe of the lab's tunnel: an ICMP echo of
+// the server peer's in-tunnel address, which its netstack answers and the
+// link delays, queues and drops like any packet.
+func (l *Lab) LightProbe() middleware.LightProbe { return l.client.LightProbe() }
+
+// LightProbe returns the same through c's tunnel.
+func (c *Client) LightProbe() middleware.LightProbe {
+	return middleware.ICMPProbe(c.cfg.ServerAddr.String(), c)
+}

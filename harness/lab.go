@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"time"
 )
 
 // Config configures a Lab. The zero value is a working lab on an
@@ -22,6 +23,9 @@ type Config struct {
 	MTU int
 	// Buffers are both netstacks' TCP buffers; zero means DefaultBuffers.
 	Buffers Buffers
+	// ServerKeepalive is the server peer's persistent keepalive (see
+	// ServerConfig.Keepalive); zero means none.
+	ServerKeepalive time.Duration
 	// Log receives WireGuard's errors at debug level; nil discards them.
 	Log *slog.Logger
 }
@@ -63,7 +67,8 @@ func (l *Lab) Start(ctx context.Context) (err error) {
 			l.Close()
 		}
 	}()
-	l.server = NewServer(ServerConfig{PrivateKey: skey, ClientPublicKey: ckey.Public(), MTU: l.cfg.MTU, Buffers: l.cfg.Buffers, Log: l.cfg.Log})
+	l.server = NewServer(ServerConfig{PrivateKey: skey, ClientPublicKey: ckey.Public(), MTU: l.cfg.MTU, Buffers: l.cfg.Buffers,
+		Keepalive: l.cfg.ServerKeepalive, Log: l.cfg.Log})
 	if err := l.server.Start(ctx); err != nil {
 		return err
 	}

@@ -138,6 +138,11 @@ type ServerConfig struct {
 	MTU int
 	// Buffers are the netstack's TCP buffers; zero means DefaultBuffers.
 	Buffers Buffers
+	// Keepalive, when positive, is WireGuard's persistent keepalive
+	// towards the client: the server then sends keepalives on its own,
+	// whether or not it hears the client. Zero: none, as VPN servers
+	// usually have.
+	Keepalive time.Duration
 	// Log receives WireGuard's errors at debug level; nil discards them.
 	Log *slog.Logger
 }
@@ -203,7 +208,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		addr:    s.cfg.Addr,
 		mtu:     s.cfg.MTU,
 		bufs:    s.cfg.Buffers,
-		peerCfg: fmt.Sprintf("public_key=%s\nallowed_ip=%s\n", s.cfg.ClientPublicKey.hex(), netip.PrefixFrom(s.cfg.ClientAddr, s.cfg.ClientAddr.BitLen())),
+		peerCfg: fmt.Sprintf("public_key=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
+			s.cfg.ClientPublicKey.hex(), netip.PrefixFrom(s.cfg.ClientAddr, s.cfg.ClientAddr.BitLen()), int(s.cfg.Keepalive/time.Second)),
 		log:     s.cfg.Log,
 	})
 	if err != nil {

@@ -24,7 +24,12 @@ type rigProbe struct {
 	lost bool
 }
 
+// newProbeRig builds the rig with a 0.5 s Interval unless cfg sets one:
+// the rule's tests count ticks of that.
 func newProbeRig(t *testing.T, cfg Evidence) *probeRig {
+	if cfg.Interval == 0 {
+		cfg.Interval = 500 * time.Millisecond
+	}
 	return &probeRig{evidenceRig: newEvidenceRig(t, cfg, true)}
 }
 

@@ -90,7 +90,8 @@ func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
 	h.registerLog(fs)
 	h.addr = cliflag.AddrVar(fs, "serve", "", true, "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
 		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
-	h.evidence = fs.Bool("evidence", false, "with --serve: let the client peer's traffic decide checks first (traffic evidence, see --evidence-window)")
+	h.evidence = fs.Bool("evidence", false, "with --serve: prove the tunnel alive with a light probe (an ICMP echo of the server peer) and\n"+
+		"read the client peer's counters (see --evidence-window)")
 	h.heal = fs.Bool("heal", true, "with --serve: heal an unhealthy tunnel in loop mode; --heal=false never heals (the upstream's restarts turned off)")
 	return h
 }
@@ -115,7 +116,10 @@ func (h *labHealthFlags) server(check middleware.Checker, restart middleware.Hea
 		cfg.Monitor.Heal, cfg.HealCommand = nil, ""
 	}
 	if *h.evidence {
-		cfg.Monitor.Evidence = &middleware.Evidence{Source: client, Window: h.evidenceWindow}
+		probe := client.LightProbe()
+		if err := h.setEvidence(&cfg, &probe, client, map[string]bool{}); err != nil {
+			return nil, err
+		}
 	}
 	h.applyPreset(&cfg, client.SmallCheck(), check)
 	return server.New(check, cfg)

@@ -17,7 +17,12 @@ func TestMain(m *testing.M) {
 	if _, set := os.LookupEnv("GORACE"); !set {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	goleak.VerifyTestMain(m)
+	dir, err := os.MkdirTemp("", "tunnelprobe-test-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binaryDir = dir
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }
 
 func TestRunHelp(t *testing.T) {

@@ -57,11 +57,7 @@ func TestScenarioQuick(t *testing.T) {
 		t.Skip("runs for about two minutes")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "tunnelprobe")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	results := filepath.Join(dir, "results")

@@ -48,10 +48,12 @@ type serveFlags struct {
 	timeout  time.Duration
 	timeouts middleware.Ladder
 
-	// Traffic evidence: the source is serve's --evidence-iface or
-	// --evidence-wireguard, or the lab's client peer.
+	// Evidence: serve's --light-probe and its counters from
+	// --evidence-iface or --evidence-wireguard, or the lab's client peer's
+	// probe and counters; the rest shapes it (see evidence).
+	lightProbe                string
 	evidenceIface, evidenceWG string
-	evidenceWindow            time.Duration
+	evidence                  middleware.Evidence
 
 	// Logs: see registerLog.
 	logFormat string
@@ -59,7 +61,7 @@ type serveFlags struct {
 }
 
 // presetExcludes are the flags a --preset fixes.
-var presetExcludes = []string{"mode", "period", "timeout", "timeouts", "failure-threshold", "evidence-iface", "evidence-wireguard", "evidence"}
+var presetExcludes = []string{"mode", "period", "timeout", "timeouts", "failure-threshold", "light-probe", "evidence-iface", "evidence-wireguard", "evidence"}
 
 // serveExclusive lists the flags that set the same thing, for cliflag.Parse.
 var serveExclusive = [][]string{{"timeout", "timeouts"}, {"evidence-iface", "evidence-wireguard"}}
@@ -71,8 +73,12 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.registerCheck(fs)
 	f.registerMonitor(fs)
 	f.registerLog(fs)
-	fs.StringVar(&f.evidenceIface, "evidence-iface", "", "let the traffic of the tunnel's network `interface` (wg0, tun0) decide checks first: received in the\n"+
-		"evidence window passes, sent into silence for a window fails, anything else runs the check (docs/serve.md)")
+	fs.StringVar(&f.lightProbe, "light-probe", "", "prove the tunnel alive with a light probe of this `target` reached through it, every --evidence-interval:\n"+
+		"an answer in the --evidence-window passes a check at once, a window without one fails it (docs/serve.md);\n"+
+		"HOST tries icmp, then udp-dns to HOST:53, then tcp to HOST:443, and takes the first that can work here;\n"+
+		"icmp://HOST, udp-dns://HOST[:PORT] or tcp://HOST[:PORT] takes that kind only, e.g. 1.1.1.1 or 10.64.0.1")
+	fs.StringVar(&f.evidenceIface, "evidence-iface", "", "read the tunnel's traffic counters from its network `interface` (wg0, tun0): a window of sending\n"+
+		"into silence fails a check at once; what arrives never passes one; --metrics exports them")
 	fs.StringVar(&f.evidenceWG, "evidence-wireguard", "", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
 		"--metrics then also exports each peer's handshake age")
 	fs.BoolVar(&f.server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
@@ -116,9 +122,25 @@ func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
 	fs.StringVar(&f.server.HealCommand, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN")
 	fs.Var(cliflag.Duration(&m.HealTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
 		"the longest `duration` a heal may take: then its command is killed and the heal reported as failed")
-	fs.Var(cliflag.Duration(&f.evidenceWindow, middleware.DefaultEvidenceWindow, false), "evidence-window",
-		"how far back traffic evidence looks, and how long sending into silence fails a check (`duration`)")
+	f.registerEvidence(fs)
 	fs.BoolVar(&m.HideErrors, "hide-errors", false, "keep error details out of HTTP answers (they are still logged)")
+}
+
+// registerEvidence registers the flags that shape the evidence, whichever
+// its sources.
+func (f *serveFlags) registerEvidence(fs *flag.FlagSet) {
+	e := &f.evidence
+	fs.Var(cliflag.Duration(&e.Window, middleware.DefaultEvidenceWindow, false), "evidence-window",
+		"how long the tunnel may go without an answer to a light probe (or send into silence) before a check fails:\n"+
+			"the tolerance, whatever the prober's period (`duration`)")
+	fs.Var(cliflag.Duration(&e.Interval, middleware.DefaultEvidenceInterval, false), "evidence-interval",
+		"`duration` between two light probes, and between two reads of the counters")
+	fs.Var(cliflag.Duration(&e.ProbeTimeout, middleware.DefaultProbeTimeout, false), "light-probe-timeout",
+		"how long a light probe's answer is awaited (`duration`): a queue longer than that loses answers")
+	fs.Var(cliflag.Float(&e.MaxLoss), "max-loss", "fail checks while more than this `share` of the light probes (0.2: 20%) went unanswered over\n"+
+		"--loss-window; 0 reports the loss only")
+	fs.Var(cliflag.Duration(&e.LossWindow, middleware.DefaultLossWindow, false), "loss-window",
+		"`duration` over which the light probes' loss and round trip are measured and reported")
 }
 
 // registerLog registers the logging flags.
@@ -149,15 +171,56 @@ func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config,
 		}
 		cfg.Monitor.Timeouts = f.timeouts
 	}
-	switch {
-	case given["evidence-iface"] && given["evidence-wireguard"]:
+	if given["evidence-iface"] && given["evidence-wireguard"] {
 		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
+	}
+	var src middleware.CounterSource
+	switch {
 	case f.evidenceIface != "":
-		cfg.Monitor.Evidence = &middleware.Evidence{Source: middleware.InterfaceCounters(f.evidenceIface), Window: f.evidenceWindow}
+		src = middleware.InterfaceCounters(f.evidenceIface)
 	case f.evidenceWG != "":
-		cfg.Monitor.Evidence = &middleware.Evidence{Source: &wgstats.Device{Name: f.evidenceWG}, Window: f.evidenceWindow}
+		src = &wgstats.Device{Name: f.evidenceWG}
+	}
+	var probe *middleware.LightProbe
+	if f.lightProbe != "" {
+		p, skipped, err := middleware.ChooseLightProbe(context.Background(), f.lightProbe, nil)
+		if err != nil {
+			return server.Config{}, fmt.Errorf("invalid value %q for flag --light-probe: %w", f.lightProbe, err)
+		}
+		for _, why := range skipped {
+			cfg.Logger.Warn("light probe cannot work here; trying the next kind", "err", why)
+		}
+		probe = &p
+	}
+	if err := f.setEvidence(&cfg, probe, src, given); err != nil {
+		return server.Config{}, err
 	}
 	return cfg, nil
+}
+
+// setEvidence sets cfg's evidence from probe and src, either of which may
+// be nil, shaped by the evidence flags; those flags without a source are a
+// usage error.
+func (f *serveFlags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource, given map[string]bool) error {
+	if probe == nil && src == nil {
+		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window"} {
+			if given[name] && !given["evidence"] { // the lab roles' --evidence sets its own
+				return fmt.Errorf("--%s shapes the evidence, and none is configured (--light-probe, --evidence-iface)", name)
+			}
+		}
+		return nil
+	}
+	if probe == nil {
+		for _, name := range []string{"light-probe-timeout", "max-loss", "loss-window"} {
+			if given[name] {
+				return fmt.Errorf("--%s shapes the light probes: give --light-probe too", name)
+			}
+		}
+	}
+	ev := f.evidence
+	ev.Probe, ev.Source = probe, src
+	cfg.Monitor.Evidence = &ev
+	return nil
 }
 
 // applyPreset makes cfg the --preset's configuration, if one was given,
@@ -220,6 +283,10 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
-	cfg.Logger.Info("serving health endpoints", "addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.check)
+	attrs := []any{"addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.check}
+	if ev := cfg.Monitor.Evidence; ev != nil && ev.Probe != nil {
+		attrs = append(attrs, "light_probe", ev.Probe.Kind+" "+ev.Probe.Target)
+	}
+	cfg.Logger.Info("serving health endpoints", attrs...)
 	return cliflag.ExitCode(stderr, name, srv.Serve(ctx, ln))
 }

@@ -2,43 +2,94 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
 )
 
-// TestServeEvidenceFromInterface: with --evidence-iface, the interface's
-// counters decide /check/. Loopback carries this test's own requests, so
-// once two samples a second apart are in, /check/ passes on that evidence
-// although its target refuses every dial; the metrics show the counters
-// and the decision.
-func TestServeEvidenceFromInterface(t *testing.T) {
+// TestServeLightProbe: with --light-probe, an answer to the probe passes
+// /check/ although the check's own target refuses every dial; once the
+// probe's target stops answering (its resets prove nothing), /check/ fails
+// a window later, still without a dial. The metrics name the probe and
+// count its answers; the JSON says which probe is in use.
+func TestServeLightProbe(t *testing.T) {
+	t.Parallel()
+	probed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := probed.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	defer probed.Close()
+	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", refusedTarget(t),
+		"--light-probe", "tcp://"+probed.Addr().String(), "--metrics")
+	waitFor(t, s, "/check/", http.StatusOK, "pass (proof of life: tcp "+probed.Addr().String()+" answered")
+	_, js := s.get(t, "/check/?format=json")
+	if !strings.Contains(js, `"kind": "tcp"`) || !strings.Contains(js, `"tunnel:probe-loss"`) {
+		t.Errorf("JSON without the light probe:\n%s", js)
+	}
+	_, metrics := s.get(t, "/metrics")
+	for _, want := range []string{
+		"\ntunnelprobe_light_probe_info{kind=\"tcp\",target=\"" + probed.Addr().String() + "\"} 1",
+		"\ntunnelprobe_light_probes_total{kind=\"tcp\",result=\"answered\"} ",
+		"\ntunnelprobe_evidence_decisions_total{result=\"pass\",source=\"probe\"} ",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
+		}
+	}
+	probed.Close() // refused from now on: a reset is no answer
+	waitFor(t, s, "/check/", http.StatusServiceUnavailable, "fail: no proof of life: ")
+}
+
+// waitFor asks path until it answers code with a body that starts with
+// prefix, for 15 s at most.
+func waitFor(t *testing.T, s *runningCommand, path string, code int, prefix string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, body := s.get(t, path)
+		if c == code && strings.HasPrefix(body, prefix) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %d %q, want %d %q...", path, c, body, code, prefix)
+		}
+	}
+}
+
+// TestServeCountersNeverPass: with --evidence-iface alone, what the
+// interface receives (loopback carries this test's own requests) never
+// passes /check/: the active check decides, and fails on its refused
+// target. The metrics show the counters.
+func TestServeCountersNeverPass(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("interface counters are read from Linux's /proc")
 	}
 	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", refusedTarget(t),
 		"--evidence-iface", "lo", "--metrics")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, body := s.get(t, "/check/")
-		if code == http.StatusOK {
-			if !strings.HasPrefix(body, "pass (traffic evidence: received ") {
-				t.Errorf("GET /check/: %q, want a pass on traffic evidence", body)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no evidence decision within 10 s; last answer %d %q", code, body)
+	for range 5 {
+		if code, body := s.get(t, "/check/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {
+			t.Fatalf("GET /check/: %d %q, want the active check's failure", code, body)
 		}
 	}
-	_, metrics := s.get(t, "/metrics")
-	for _, want := range []string{"\ntunnelprobe_tunnel_received_packets_total ", "\ntunnelprobe_evidence_decisions_total{result=\"pass\",source=\"probe\"} "} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
-		}
+	if _, metrics := s.get(t, "/metrics"); !strings.Contains(metrics, "\ntunnelprobe_tunnel_received_packets_total ") {
+		t.Error("/metrics lacks the counters")
 	}
 }
 
@@ -50,10 +101,48 @@ func TestServeEvidenceBadFlags(t *testing.T) {
 	}{
 		{[]string{"--evidence-iface", "wg0", "--evidence-wireguard", "wg0"}, "--evidence-iface and --evidence-wireguard exclude each other"},
 		{[]string{"--evidence-window", "0s"}, "--evidence-window"},
+		{[]string{"--evidence-window", "5s"}, "--evidence-window shapes the evidence, and none is configured"},
+		{[]string{"--evidence-iface", "wg0", "--max-loss", "0.2"}, "--max-loss shapes the light probes"},
+		{[]string{"--light-probe", "sctp://10.0.0.1"}, `invalid value "sctp://10.0.0.1" for flag --light-probe: light probe "sctp://10.0.0.1": unknown kind "sctp"`},
+		{[]string{"--light-probe", "1.1.1.1", "--max-loss", "x"}, "--max-loss"},
+		{[]string{"--light-probe", "1.1.1.1", "--preset", "upstream"}, "--preset upstream fixes what --light-probe sets"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := serveCommand(t.Context(), tc.args, noEnv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.mention) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", tc.args, code, stderr.String(), tc.mention)
 		}
+	}
+}
+
+// Where ICMP is not permitted, --light-probe HOST falls back to a UDP DNS
+// query and says so in the log; icmp://HOST is refused, naming the flag.
+func TestServeLightProbeWhereICMPIsRefused(t *testing.T) {
+	ns := netnstest.New(t, "srvlp")
+	var err error
+	netnstest.Run(t, ns, func() { err = os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("1 0"), 0o644) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var stdout, stderr bytes.Buffer
+	netnstest.Run(t, ns, func() {
+		code = serveCommand(t.Context(), []string{"--light-probe", "icmp://127.0.0.1"}, noEnv, &stdout, &stderr)
+	})
+	if code != 2 || !strings.Contains(stderr.String(), "flag --light-probe") || !strings.Contains(stderr.String(), "ICMP not permitted") {
+		t.Errorf("pinned icmp: exit %d, %q; want 2 naming the flag and why", code, stderr.String())
+	}
+	// HOST: the server starts with udp-dns, and says so. Its context has
+	// ended already, so it shuts down at once, inside the namespace.
+	stdout.Reset()
+	stderr.Reset()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	netnstest.Run(t, ns, func() {
+		code = serveCommand(ctx, []string{"--listen", "127.0.0.1:0", "--light-probe", "127.0.0.1"}, noEnv, &stdout, &stderr)
+	})
+	log := stderr.String()
+	if code != 0 || !strings.Contains(log, "light probe cannot work here") || !strings.Contains(log, "ICMP not permitted") ||
+		!strings.Contains(log, `light_probe="udp-dns 127.0.0.1:53"`) {
+		t.Errorf("HOST where ICMP is refused: exit %d, log:\n%s", code, log)
 	}
 }

@@ -29,12 +29,12 @@ func newMetrics(cfg *middleware.Config) (*metrics, error) {
 }
 
 // mount returns a handler that answers MetricsPath with the metrics, mon's
-// state among them, and leaves every other path to health. With traffic
-// evidence, the tunnel's counters are metrics too, and so is whatever
-// else its source collects (a WireGuard device's peers).
+// state among them, and leaves every other path to health. With evidence
+// from counters, the tunnel's counters are metrics too, and so is whatever
+// else their source collects (a WireGuard device's peers).
 func (m *metrics) mount(mon *middleware.Monitor, ev *middleware.Evidence, health http.Handler) http.Handler {
 	m.reg.MustRegister(prom.NewCollector(mon, prom.Opts{}))
-	if ev != nil {
+	if ev != nil && ev.Source != nil {
 		m.reg.MustRegister(prom.NewTunnelCollector(ev.Source, prom.Opts{}))
 		if c, ok := ev.Source.(prometheus.Collector); ok {
 			m.reg.MustRegister(c)

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+)
+
+var (
+	// binaryDir is where TestMain lets tests build the binary.
+	binaryDir  string
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+	binaryOut  []byte
+)
+
+// builtBinary builds tunnelprobe once per test process, without the race
+// detector, for tests that run it as a separate process (in a namespace,
+// or for minutes), and returns its path.
+func builtBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		binaryPath = filepath.Join(binaryDir, "tunnelprobe")
+		binaryOut, binaryErr = exec.Command("go", "build", "-o", binaryPath, ".").CombinedOutput()
+	})
+	if binaryErr != nil {
+		t.Fatalf("go build: %v\n%s", binaryErr, binaryOut)
+	}
+	return binaryPath
+}
+
+// farSide is two network namespaces joined by a veth pair: near (where the
+// health server runs, 10.77.0.1 on "vnear") and far (10.77.0.2), the
+// tunnel's far side an attacker controls.
+type farSide struct {
+	near, far string
+}
+
+func newFarSide(t *testing.T) farSide {
+	t.Helper()
+	f := farSide{near: netnstest.New(t, "near"), far: netnstest.New(t, "far")}
+	netnstest.IP(t, "-n", f.near, "link", "add", "vnear", "type", "veth", "peer", "name", "vfar", "netns", f.far)
+	netnstest.IP(t, "-n", f.near, "addr", "add", "10.77.0.1/24", "dev", "vnear")
+	netnstest.IP(t, "-n", f.far, "addr", "add", "10.77.0.2/24", "dev", "vfar")
+	netnstest.IP(t, "-n", f.near, "link", "set", "vnear", "up")
+	netnstest.IP(t, "-n", f.far, "link", "set", "vfar", "up")
+	return f
+}
+
+// serve runs the built binary's serve in the near namespace with args, and
+// returns a client that reaches it there.
+func (f farSide) serve(t *testing.T, args ...string) *nsServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	args = append([]string{"netns", "exec", f.near, builtBinary(t), "serve", "--listen", "127.0.0.1:0", "--mode", "probe"}, args...)
+	cmd := exec.CommandContext(ctx, "ip", args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	cmd.Stderr = &syncWriter{w: &logs}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", logs.String())
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	_, addr, ok := strings.Cut(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("serve did not start: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, stdout) // keeps the pipe drained; ends when Wait closes it
+	s := &nsServer{addr: addr}
+	s.client = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{
+		DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+			var c net.Conn
+			var err error
+			if nsErr := netnstest.Do(f.near, func() { c, err = (&net.Dialer{}).DialContext(ctx, network, a) }); nsErr != nil {
+				return nil, nsErr
+			}
+			return c, err
+		},
+	}}
+	return s
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+type nsServer struct {
+	addr   string
+	client *http.Client
+}
+
+// check asks /check/ for JSON and returns the HTTP status and how the
+// check was decided.
+func (s *nsServer) check(t *testing.T) (code int, decidedBy, output string) {
+	t.Helper()
+	resp, err := s.client.Get("http://" + s.addr + "/check/?format=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Checks map[string][]struct{ DecidedBy, Output string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	c := body.Checks["tunnel:connectivity"]
+	if len(c) == 0 {
+		return resp.StatusCode, "", ""
+	}
+	return resp.StatusCode, c[0].DecidedBy, c[0].Output
+}
+
+// neverPasses asks /check/ n times, a second apart, as a prober would
+// while the attack goes on in real time, and fails t on any pass.
+func (s *nsServer) neverPasses(t *testing.T, what string, n int) {
+	t.Helper()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for i := range n {
+		if code, by, out := s.check(t); code == http.StatusOK {
+			t.Fatalf("%s: check %d passed (%s: %s)", what, i+1, by, out)
+		}
+		<-tick.C
+	}
+}
+
+// The attacks that fooled traffic counters, on real kernel interfaces: the
+// far side's answer to a rejected dial, traffic that only comes in, an
+// interface renamed away and back. None may pass a check; with a light
+// probe each fails on the missing answer.
+func TestAttacksOnEvidenceInNamespaces(t *testing.T) {
+	f := newFarSide(t)
+
+	t.Run("the reply to a rejected dial", func(t *testing.T) {
+		// Nothing listens on the far side: every dial is answered by a
+		// reset, every UDP probe by an ICMP port unreachable.
+		s := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:9", "--failure-threshold", "3", "--evidence-iface", "vnear")
+		s.neverPasses(t, "counters only", 6)
+		p := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:9", "--evidence-iface", "vnear", "--light-probe", "10.77.0.2")
+		p.neverPasses(t, "with a light probe", 6)
+		if code, by, out := p.check(t); code != http.StatusServiceUnavailable || by != "evidence" || !strings.Contains(out, "no proof of life") {
+			t.Errorf("with a light probe: %d %s %q, want no proof of life", code, by, out)
+		}
+	})
+
+	t.Run("inbound only", func(t *testing.T) {
+		// Everything the near side sends to the far side is dropped before
+		// the interface; the far side sends UDP in all along.
+		netnstest.IP(t, "-n", f.near, "route", "add", "blackhole", "10.77.0.2/32")
+		t.Cleanup(func() { _ = exec.Command("ip", "-n", f.near, "route", "del", "blackhole", "10.77.0.2/32").Run() })
+		var conn net.Conn
+		var err error
+		netnstest.Run(t, f.far, func() { conn, err = net.Dial("udp", "10.77.0.1:5004") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		var flood sync.WaitGroup
+		flood.Go(func() {
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					_, _ = conn.Write(make([]byte, 1000))
+				}
+			}
+		})
+		t.Cleanup(func() { stop(); flood.Wait(); conn.Close() })
+		s := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:443", "--timeout", "2s", "--evidence-iface", "vnear", "--light-probe", "tcp://10.77.0.2:443")
+		s.neverPasses(t, "inbound only", 6)
+		if code, by, out := s.check(t); code != http.StatusServiceUnavailable || by != "evidence" || !strings.Contains(out, "no proof of life") {
+			t.Errorf("%d %s %q, want no proof of life", code, by, out)
+		}
+	})
+
+	t.Run("an interface renamed away and back", func(t *testing.T) {
+		s := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:9", "--evidence-iface", "vnear")
+		// Traffic on the interface, then it goes away and comes back.
+		s.neverPasses(t, "before", 2)
+		netnstest.IP(t, "-n", f.near, "link", "set", "vnear", "down")
+		netnstest.IP(t, "-n", f.near, "link", "set", "vnear", "name", "vgone")
+		s.neverPasses(t, "while it is away", 2)
+		netnstest.IP(t, "-n", f.near, "link", "set", "vgone", "name", "vnear")
+		netnstest.IP(t, "-n", f.near, "link", "set", "vnear", "up")
+		s.neverPasses(t, "after it came back", 5)
+	})
+}
