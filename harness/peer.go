@@ -203,14 +203,14 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	p, err := startPeer(peerConfig{
-		priv:    s.cfg.PrivateKey,
-		listen:  s.cfg.Listen,
-		addr:    s.cfg.Addr,
-		mtu:     s.cfg.MTU,
-		bufs:    s.cfg.Buffers,
+		priv:   s.cfg.PrivateKey,
+		listen: s.cfg.Listen,
+		addr:   s.cfg.Addr,
+		mtu:    s.cfg.MTU,
+		bufs:   s.cfg.Buffers,
 		peerCfg: fmt.Sprintf("public_key=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
 			s.cfg.ClientPublicKey.hex(), netip.PrefixFrom(s.cfg.ClientAddr, s.cfg.ClientAddr.BitLen()), int(s.cfg.Keepalive/time.Second)),
-		log:     s.cfg.Log,
+		log: s.cfg.Log,
 	})
 	if err != nil {
 		return err
