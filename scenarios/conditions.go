@@ -7,9 +7,11 @@ import (
 )
 
 // MatrixConditions are the built-in matrix of link conditions (`tunnelprobe
-// scenario --matrix`): the built-in suites' seven configurations on seven
-// links, 1,000 connections each unless idle, the outage shapes spread over
-// them. A pass over all of them takes about 25 minutes.
+// scenario --matrix`): the built-in suites' seven configurations, and
+// evidence-15s (evidence tolerating 15 s without an answer, to show what a
+// tolerance longer than a blip costs in detection), on ten links, 1,000
+// connections each unless idle, the outage shapes spread over them. A pass
+// over all of them takes about 33 minutes.
 //
 //   - default: the default suite's link (20 Mbit/s, 10 ms, 256 packets);
 //     a 10 s blip at 50 s, then a black hole of 190 s, long enough for
@@ -23,7 +25,17 @@ import (
 //     on, the link never failing; then a 60 s black hole;
 //   - paced: the load paced at 90% of the rate, no greedy overload; a
 //     blip, then the uplink down for 60 s;
-//   - idle: no load; a black hole of 190 s.
+//   - idle: no load; a black hole of 190 s;
+//   - download: the load pulls data from the far side; the uplink drops
+//     everything for 60 s while the far side keeps retransmitting into the
+//     tunnel;
+//   - stream-in: no load, but a 2 Mbit/s one-way UDP stream from the far
+//     side into the tunnel all run long; the uplink down for 60 s;
+//   - keepalive: no load, the far side sending WireGuard keepalives every
+//     5 s on its own; the uplink down for 60 s.
+//
+// The last three are the traffic that fooled a rule on the tunnel's
+// counters: what arrives without an answer to anything we sent.
 //
 // Blips are outages the tunnel survives by itself: restarts and heals in
 // them (and BlipGrace after) are counted apart, not as false restarts nor as
@@ -37,6 +49,7 @@ func MatrixConditions() []Spec {
 	}
 	condition := func(name string, total time.Duration, outages []Window, change func(*Spec)) Spec {
 		s := suite(name, total, 20*time.Second, 0, 0, conns)
+		s.Configs = append(s.Configs, tolerantEvidence(20*time.Second))
 		s.Link.Outages = outages
 		if change != nil {
 			change(&s)
@@ -63,7 +76,25 @@ func MatrixConditions() []Spec {
 		condition("idle", 260*time.Second, []Window{hole(60*time.Second, 190*time.Second)}, func(s *Spec) {
 			s.Load.Conns = 0
 		}),
+		condition("download", 180*time.Second, []Window{oneWay(110*time.Second, 60*time.Second, "up")}, func(s *Spec) {
+			s.Load.Direction = "down"
+		}),
+		condition("stream-in", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, "up")}, func(s *Spec) {
+			s.Load.Conns, s.Load.Stream = 0, "2mbit"
+		}),
+		condition("keepalive", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, "up")}, func(s *Spec) {
+			s.Load.Conns, s.Link.ServerKeepalive = 0, D(5*time.Second)
+		}),
 	}
+}
+
+// tolerantEvidence is evidence with a window of 15 s, longer than a blip
+// (10 s): in the matrix beside evidence, to show the trade-off between
+// restarting in blips and detecting outages.
+func tolerantEvidence(ramp time.Duration) ConfigSpec {
+	h := evidenceHealth()
+	h.Evidence = &EvidenceSpec{Window: D(15 * time.Second)}
+	return ConfigSpec{Name: "evidence-15s", Health: h, Prober: evidenceProber(ramp)}
 }
 
 // MatrixCondition returns the built-in condition of that name.

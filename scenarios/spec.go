@@ -68,6 +68,10 @@ type LinkSpec struct {
 	// Outages are windows in which the link drops everything, in both
 	// directions or, with Direction, in one.
 	Outages []Window `json:"outages,omitempty"`
+	// ServerKeepalive, when set, makes the far side (the server peer)
+	// send WireGuard keepalives on its own at this interval, whether or
+	// not it hears the client, as a peer with PersistentKeepalive does.
+	ServerKeepalive Duration `json:"server_keepalive,omitempty"`
 }
 
 // LinkChange sets the fields it names at At; empty fields stay as they were.
@@ -133,6 +137,10 @@ type LoadSpec struct {
 	Share     float64  `json:"share,omitempty"`
 	Ramp      Duration `json:"ramp"`
 	Direction string   `json:"direction,omitempty"` // up (default), down, both
+	// Stream, when set, is the rate of a one-way UDP stream the far side
+	// sends into the tunnel all run long ("1mbit"), answered by nothing:
+	// a video stream, a QUIC server sending until its idle timeout.
+	Stream string `json:"stream,omitempty"`
 }
 
 // ContainerSpec is how a restarted container comes back.
@@ -166,15 +174,22 @@ type HealthSpec struct {
 	// unhealthy, with the reference back-off unless HealBackoff is set.
 	Heal        bool         `json:"heal,omitempty"`
 	HealBackoff *BackoffSpec `json:"heal_backoff,omitempty"`
-	// Evidence lets the client peer's traffic decide checks first
+	// Evidence lets the lab's light probe (an ICMP echo of the server
+	// peer) and the client peer's counters decide checks first
 	// (middleware.Evidence); nil: every check is active.
 	Evidence *EvidenceSpec `json:"evidence,omitempty"`
 }
 
-// EvidenceSpec is middleware.Evidence in a spec; its source is the lab's
-// client peer. Zero fields take the middleware's defaults.
+// EvidenceSpec is middleware.Evidence in a spec; its light probe and
+// counters are the lab's client peer's. Zero fields take the middleware's
+// defaults.
 type EvidenceSpec struct {
-	Window Duration `json:"window,omitempty"`
+	// Window is the tolerance: how long the tunnel may go without an
+	// answer before a check fails.
+	Window   Duration `json:"window,omitempty"`
+	Interval Duration `json:"interval,omitempty"`
+	// MaxLoss, when set, fails checks on the probes' loss above it.
+	MaxLoss float64 `json:"max_loss,omitempty"`
 }
 
 // BackoffSpec is middleware.HealBackoff in a spec.
@@ -390,6 +405,14 @@ func (s Spec) Validate() error {
 	if s.Load.Ramp.Duration < 0 || s.Load.Ramp.Duration >= s.Duration.Duration && s.Duration.Duration > 0 {
 		bad("load.ramp", "must be shorter than the run")
 	}
+	if s.Load.Stream != "" {
+		if r, err := harness.ParseRate(s.Load.Stream); err != nil || r <= 0 {
+			bad("load.stream", "%q is not a positive rate", s.Load.Stream)
+		}
+	}
+	if k := s.Link.ServerKeepalive.Duration; k < 0 || k%time.Second != 0 || k > time.Hour {
+		bad("link.server_keepalive", "%v is not a whole number of seconds up to an hour", k)
+	}
 	if s.Load.Direction != "" {
 		if _, err := loadgen.ParseDirection(s.Load.Direction); err != nil {
 			bad("load.direction", "%v", err)
@@ -488,7 +511,7 @@ func (h HealthSpec) config() (middleware.Config, error) {
 	}
 	valid := cfg
 	if h.Evidence != nil {
-		cfg.Evidence = &middleware.Evidence{Window: h.Evidence.Window.Duration}
+		cfg.Evidence = &middleware.Evidence{Window: h.Evidence.Window.Duration, Interval: h.Evidence.Interval.Duration, MaxLoss: h.Evidence.MaxLoss}
 		e := *cfg.Evidence
 		e.Source = middleware.CounterSourceFunc(nil) // the trial's client peer
 		valid.Evidence = &e

@@ -15,8 +15,10 @@ import (
 //     failureThreshold 3;
 //   - auto: the loop stands down while the kubelet probes /check/;
 //   - wait: the loop on, the kubelet probing the status endpoint with ?wait=;
-//   - evidence: probe-only with traffic evidence, the kubelet probing
-//     /check/ every 2 s and restarting after 2 failures;
+//   - evidence: probe-only with evidence (the lab's light probe, an ICMP
+//     echo of the server peer every 0.25 s, and the client's counters),
+//     the kubelet probing /check/ every second and restarting after 2
+//     failures;
 //   - upstream: the upstream VPN client's current check (the upstream
 //     preset: an ICMP echo every minute with 10 tries, the TLS check every
 //     5 minutes with 3, a VPN restart when every try of one failed), and
@@ -38,9 +40,10 @@ import (
 // Nothing is tuned per configuration beyond what its name says: all share
 // the link, the load and the container, and all but evidence the kubelet's
 // period (10 s) and threshold (3). Evidence answers a probe without a dial,
-// so its kubelet probes every 2 s and restarts after 2 failures: the
-// settings chosen once, from the rules, before any run (see
-// evidenceProber), and kept on every link since.
+// so its kubelet probes every second and restarts after 2 failures: the
+// settings chosen once, from the rules and the facts of the links, before
+// any run of the comparison (see evidenceProber and middleware's
+// DefaultEvidenceWindow), and kept on every link since.
 
 // DefaultSuite is the comparison `tunnelprobe scenario` runs: six minutes.
 func DefaultSuite() Spec {
@@ -152,19 +155,22 @@ func tcpSocketProber(p ProberSpec) ProberSpec {
 	return p
 }
 
-// evidenceHealth is probe-only with traffic evidence from the client peer's
-// counters (a 5 s window): a busy tunnel passes without a dial, a silent
-// one fails 5 s after it fell silent.
+// evidenceHealth is probe-only with evidence: the lab's light probe and
+// the client peer's counters, with the middleware's defaults (a 3 s
+// window): an answered probe passes at once, a tunnel that stopped
+// answering fails 3 s after its first unanswered probe.
 func evidenceHealth() HealthSpec {
 	return HealthSpec{Mode: "probe", Timeouts: middleware.Ladder{9 * time.Second}, Evidence: &EvidenceSpec{}}
 }
 
-// evidenceProber probes /check/ every 2 s and restarts after 2 failures in
-// a row: cheap, since evidence answers at once, and one failure alone
-// never restarts; two fit in 4 s after the evidence window.
+// evidenceProber probes /check/ every second and restarts after 2 failures
+// in a row: cheap, since evidence answers at once; one failure alone never
+// restarts, so a restart needs a window and a second more without an
+// answer; and detection stays under the window plus 3 s (an Interval, the
+// second probe, the probe's phase).
 func evidenceProber(initialDelay time.Duration) ProberSpec {
 	return ProberSpec{
-		Kind: "kubelet", Endpoint: "/check/?timeout=9s", Period: D(2 * time.Second), Timeout: D(10 * time.Second),
+		Kind: "kubelet", Endpoint: "/check/?timeout=9s", Period: D(time.Second), Timeout: D(10 * time.Second),
 		FailureThreshold: 2, InitialDelay: D(initialDelay),
 	}
 }

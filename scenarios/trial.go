@@ -52,7 +52,7 @@ func newTrial(ctx context.Context, spec Spec, cfg ConfigSpec, index int, bufs ha
 	if err != nil {
 		return nil, err
 	}
-	lab := harness.New(harness.Config{Link: set, Seed: spec.Seed + uint64(index), Buffers: bufs})
+	lab := harness.New(harness.Config{Link: set, Seed: spec.Seed + uint64(index), Buffers: bufs, ServerKeepalive: spec.Link.ServerKeepalive.Duration})
 	if err := lab.Start(ctx); err != nil {
 		return nil, fmt.Errorf("%s: lab: %w", cfg.Name, err)
 	}
@@ -83,6 +83,10 @@ func (t *trial) run(ctx context.Context) error {
 			t.load, t.loadErr = loadgen.Run(gctx, t.loadConfig())
 			return nil // a load failure is reported, not fatal to the others
 		})
+	}
+	if t.spec.Load.Stream != "" {
+		rate, _ := harness.ParseRate(t.spec.Load.Stream) // validated
+		g.Go(func() error { return t.lab.Server().Stream(gctx, rate) })
 	}
 	g.Go(func() error { return t.probe(gctx, c) })
 	g.Go(func() error { t.measureWindow(gctx); return nil })
@@ -230,7 +234,8 @@ func (c *container) up(ctx context.Context) error {
 		cfg.Heal = t.lab.Restart
 	}
 	if cfg.Evidence != nil {
-		cfg.Evidence.Source = t.lab.Client()
+		probe := t.lab.LightProbe()
+		cfg.Evidence.Probe, cfg.Evidence.Source = &probe, t.lab.Client()
 	}
 	if t.cfg.Health.Preset == "upstream" {
 		cfg.Tiers = middleware.Upstream(t.lab.SmallCheck(), t.lab.TLSCheck()).Tiers
