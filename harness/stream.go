@@ -33,6 +33,8 @@ func (s *Server) Stream(ctx context.Context, rate Rate) error {
 		return fmt.Errorf("harness: stream: %w", err)
 	}
 	defer conn.Close()
+	// A write blocked on a full stack must not outlive ctx.
+	defer context.AfterFunc(ctx, func() { conn.Close() })()
 	gap := time.Duration(float64(streamDatagram*8) / float64(rate) * float64(time.Second))
 	tick := time.NewTicker(max(gap, time.Millisecond))
 	defer tick.Stop()

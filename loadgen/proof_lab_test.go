@@ -31,7 +31,18 @@ func TestLightProbeDetectsAnUplinkOutageUnderDownload(t *testing.T) {
 
 	probe := lab.LightProbe()
 	ev := middleware.Evidence{Probe: &probe, Source: lab.Client()}
-	m, err := middleware.New(lab.TLSCheck(), middleware.Config{Mode: middleware.ModeProbe, Timeouts: middleware.Ladder{9 * time.Second}, Evidence: &ev})
+	answered := make(chan struct{}, 1)
+	m, err := middleware.New(lab.TLSCheck(), middleware.Config{
+		Mode: middleware.ModeProbe, Timeouts: middleware.Ladder{9 * time.Second}, Evidence: &ev,
+		Observer: middleware.ObserverFuncs{OnLightProbe: func(r middleware.LightProbeResult) {
+			if r.Err == nil {
+				select {
+				case answered <- struct{}{}:
+				default:
+				}
+			}
+		}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +56,11 @@ func TestLightProbeDetectsAnUplinkOutageUnderDownload(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		return m.Probe(cctx)
+	}
+	select { // until the first answer the active check decides
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no light probe was answered")
 	}
 	if r := check(); !r.Passed() || r.DecidedBy() != "evidence" {
 		t.Fatalf("before the outage: %v (%s), want a pass on the probe's answer", r.Err, r.Evidence)

@@ -168,8 +168,8 @@ type Config struct {
 	// Tiers, when set, replace the loop's periodic check with a tiered
 	// schedule (see [Tier]; [Upstream] is one): startup tiers once, then
 	// each periodic tier when due, one at a time; a run that fails is
-	// recorded, and with Heal set heals at once and starts the schedule
-	// over. Only in ModeLoop. Period, Timeouts and HealBackoff then do not
+	// recorded, and with Heal set starts a heal at once; the schedule
+	// starts over when the heal ends. Only in ModeLoop. Period, Timeouts and HealBackoff then do not
 	// shape the loop (Timeouts[0] still applies to /check/); RetryWait
 	// still spaces the runs after a failure.
 	Tiers []Tier

@@ -65,8 +65,10 @@ const (
 // starts them over, so old traffic never counts as recent.
 //
 // With neither a fresh verdict of the probes nor of the counters (no probe
-// out, a source that fails, sampling stopped), the active check runs as
-// without evidence: evidence never keeps a state alive on old data. Each
+// out, a probe never answered since Run started, a source that fails,
+// sampling stopped), the active check runs as without evidence: evidence
+// never keeps a state alive on old data, and a target that never answers
+// never fails a working tunnel for good. Each
 // result says how it was decided (Result.Evidence, DecidedBy).
 //
 // With MaxLoss set, a check also fails while more than that share of the
@@ -244,6 +246,13 @@ func (e *evidence) await(ctx context.Context) verdict {
 		case <-e.clock.After(wait):
 		}
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -251,36 +251,6 @@ func TestLightProbeDecidesChecks(t *testing.T) {
 	}
 }
 
-// A check that comes while the probes are out, unanswered for less than a
-// Window, waits for them instead of dialing.
-func TestLightProbeCheckWaitsForAnswers(t *testing.T) {
-	const interval = 500 * time.Millisecond
-	r := newProbeRun(t, middleware.Evidence{})
-	r.up.Store(false)
-	for range 6 { // unanswered for 2.5 s after the last answer, at 0 s
-		r.step(interval)
-	}
-	r.up.Store(true)
-	done := make(chan int, 1)
-	go func() {
-		code, _ := r.get("/check/")
-		done <- code
-	}()
-	// The check waits; the next probe is answered: it passes.
-	r.step(interval)
-	select {
-	case code := <-done:
-		if code != http.StatusOK {
-			t.Errorf("after an answer: %d, want 200", code)
-		}
-	case <-time.After(hangGuard):
-		t.Fatal("the check did not end when an answer came")
-	}
-	if n := r.active.Load(); n != 0 {
-		t.Errorf("the active check ran %d times", n)
-	}
-}
-
 // TestEvidenceSampledByRun: Run samples the counters every Interval, in
 // probe mode too.
 func TestEvidenceSampledByRun(t *testing.T) {

@@ -14,10 +14,16 @@ import (
 // unchecked), and takes its end from done.
 type healRun struct {
 	HealStart
-	// done receives the heal's error once; buffered, so that the heal's
+	// done receives the heal's end once; buffered, so that the heal's
 	// goroutine never waits for a loop that is busy checking.
-	done   chan error
+	done   chan healEnd
 	cancel context.CancelFunc
+}
+
+// healEnd is when a heal returned, and its error.
+type healEnd struct {
+	at  time.Time
+	err error
 }
 
 // maybeHeal starts a heal when the state is unhealthy, no heal runs and the
@@ -31,9 +37,15 @@ func (l *loop) maybeHeal(ctx context.Context) {
 		return
 	}
 	if !s.Since.Equal(l.unhealthySince) {
+		// A new unhealthy spell starts the back-off over, but never sooner
+		// than Initial after the last heal ended: with checks going on
+		// during a heal, a spell may begin while one runs.
 		l.unhealthySince = s.Since
 		l.heals = 0
 		l.nextHeal = s.Since.Add(l.cfg.HealBackoff.Initial)
+		if !l.lastHealEnd.IsZero() {
+			l.nextHeal = maxTime(l.nextHeal, l.lastHealEnd.Add(l.cfg.HealBackoff.Initial))
+		}
 	}
 	if now := l.clock.Now(); !now.Before(l.nextHeal) {
 		l.startHeal(ctx, now)
@@ -45,7 +57,7 @@ func (l *loop) maybeHeal(ctx context.Context) {
 func (l *loop) startHeal(ctx context.Context, now time.Time) {
 	l.heals++
 	timeout := l.cfg.HealTimeout
-	h := &healRun{HealStart: HealStart{Time: now, Attempt: l.heals, Timeout: timeout}, done: make(chan error, 1)}
+	h := &healRun{HealStart: HealStart{Time: now, Attempt: l.heals, Timeout: timeout}, done: make(chan healEnd, 1)}
 	var healCtx context.Context
 	healCtx, h.cancel = clockwork.WithTimeout(ctx, l.clock, timeout)
 	l.healing = h
@@ -59,13 +71,18 @@ func (l *loop) startHeal(ctx context.Context, now time.Time) {
 			}
 			err = fmt.Errorf("%w after %v: %w", ErrHealTimeout, timeout, err)
 		}
-		h.done <- err
+		// The heal is over now, whatever the loop is busy with: the state
+		// and the observer say so at once; the loop catches up (healDone).
+		end := l.clock.Now()
+		l.m.endHealing(&h.HealStart)
+		l.cfg.Observer.Healed(HealEvent{Time: h.Time, Attempt: h.Attempt, Duration: end.Sub(h.Time), Err: err})
+		h.done <- healEnd{at: end, err: err}
 	}()
 }
 
 // healDone returns the channel on which the running heal ends; nil (which
 // never receives) when none runs.
-func (l *loop) healDone() <-chan error {
+func (l *loop) healDone() <-chan healEnd {
 	if l.healing == nil {
 		return nil
 	}
@@ -76,27 +93,28 @@ func (l *loop) healDone() <-chan error {
 // whether it had.
 func (l *loop) pollHeal() bool {
 	select {
-	case err := <-l.healDone():
-		l.finishHeal(err)
+	case e := <-l.healDone():
+		l.finishHeal(e)
 		return true
 	default:
 		return false
 	}
 }
 
-// finishHeal reports the heal that ended with err and schedules the next.
-func (l *loop) finishHeal(err error) {
-	h := l.healing
+// finishHeal takes the end of the running heal and schedules the next.
+func (l *loop) finishHeal(e healEnd) {
+	l.healing.cancel()
 	l.healing = nil
-	h.cancel()
-	end := l.clock.Now()
-	l.m.setHealing(nil)
-	l.cfg.Observer.Healed(HealEvent{Time: h.Time, Attempt: h.Attempt, Duration: end.Sub(h.Time), Err: err})
 	// A restarted tunnel starts the ladder over, as in the reference, and
-	// a tiered schedule starts over.
+	// a tiered schedule starts over; the restart's own loss says nothing
+	// about the new tunnel.
 	l.failures = 0
 	l.healEnded = true
-	l.nextHeal = end.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
+	l.lastHealEnd = e.at
+	l.nextHeal = e.at.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
+	if ev := l.m.evidence; ev != nil && ev.proof != nil {
+		ev.proof.forgetLoss()
+	}
 }
 
 // waitHeal waits for the running heal, if any, to end: the loop owns it.

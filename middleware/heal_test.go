@@ -171,3 +171,57 @@ func TestNoLoopNoStaleness(t *testing.T) {
 		t.Errorf("probe mode: Stale %v, DueBy %v", s.Stale, s.DueBy)
 	}
 }
+
+// Checks go on during a heal, so the state can pass and fail again while
+// it runs: the new unhealthy spell starts the back-off over, but the next
+// heal still comes no sooner than Initial (6 s) after the last one ended.
+func TestHealBackoffCountsFromTheLastHealsEnd(t *testing.T) {
+	cfg := middleware.Reference()
+	cfg.Timeouts = []time.Duration{time.Second}
+	cfg.Period = time.Second
+	gate := make(healGate)
+	cfg.Heal = gate.heal
+	var passAt atomic.Int64
+	r := newRig(t, cfg, func(n int) error {
+		if int64(n) == passAt.Load() {
+			return nil
+		}
+		return errDown
+	})
+	r.run()
+	// Checks at 0..6 s fail; the one at 6 s starts a heal.
+	for {
+		r.nextCall()
+		until, healing := r.settle()
+		if healing {
+			r.advanceTo(until)
+			break
+		}
+		r.advanceTo(until)
+	}
+	// At 7 s a check passes, at 8 s a new spell begins (since 8 s); the
+	// heal ends at 10 s.
+	passAt.Store(r.n.Load() + 1)
+	for r.clock.Since(epoch) < 10*time.Second {
+		r.nextCall()
+		until, _ := r.settle()
+		r.advanceTo(until)
+	}
+	r.nextCall()
+	r.settle()
+	if e := r.endHeal(gate, nil); e.Time != epoch.Add(6*time.Second) {
+		t.Fatalf("heal at %v, want 6s", e.Time.Sub(epoch))
+	}
+	healEnd := r.clock.Now()
+	for {
+		r.nextCall()
+		until, healing := r.settle()
+		if healing {
+			if at := r.clock.Now(); at.Sub(healEnd) < 6*time.Second {
+				t.Errorf("the next heal %v after the last one ended, want 6s at least", at.Sub(healEnd))
+			}
+			return
+		}
+		r.advanceTo(until)
+	}
+}

@@ -117,17 +117,24 @@ func (c ICMPCheck) dial(ctx context.Context) (conn net.Conn, v6 bool, err error)
 		ip = ips[0] // LookupNetIP returns an error rather than no address
 	}
 	ip = ip.Unmap()
-	conn, err = listenHostPing(ip)
+	conn, err = listenHostPing(ip, "")
 	return conn, ip.Is6(), err
 }
 
-// listenHostPing opens an unprivileged ICMP socket towards ip.
-func listenHostPing(ip netip.Addr) (net.Conn, error) {
-	network, laddr := "udp4", "0.0.0.0"
-	if ip.Is6() {
-		network, laddr = "udp6", "::"
+// listenHostPing opens an unprivileged ICMP socket towards ip, bound to
+// the interface iface when it is not empty (see BoundDialer).
+func listenHostPing(ip netip.Addr, iface string) (net.Conn, error) {
+	var pc net.PacketConn
+	var err error
+	if iface == "" {
+		network, laddr := "udp4", "0.0.0.0"
+		if ip.Is6() {
+			network, laddr = "udp6", "::"
+		}
+		pc, err = icmp.ListenPacket(network, laddr)
+	} else {
+		pc, err = boundPingSocket(ip, iface)
 	}
-	pc, err := icmp.ListenPacket(network, laddr)
 	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
 		return nil, fmt.Errorf("%w: the kernel gives unprivileged ICMP sockets only to the groups in net.ipv4.ping_group_range (%s); "+
 			"widen it (sysctl net.ipv4.ping_group_range=\"0 2147483647\"), or check with a DNS query instead", ErrICMPNotPermitted, pingGroupRange())
@@ -149,7 +156,7 @@ func pingGroupRange() string {
 
 // hostPingConn is a host ICMP socket as a connection to one address.
 type hostPingConn struct {
-	*icmp.PacketConn
+	net.PacketConn
 	to *net.UDPAddr
 }
 

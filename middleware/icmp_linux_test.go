@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -82,5 +83,65 @@ func TestChooseLightProbeFallsBack(t *testing.T) {
 	}
 	if _, _, err := choose("1 0", "sctp://127.0.0.1"); err == nil || !strings.Contains(err.Error(), `unknown kind "sctp"`) {
 		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// BoundDialer's sockets leave by their interface or not at all: a light
+// probe bound to the tunnel's interface is answered through it, and never
+// through another route to the same host.
+func TestBoundDialerKeepsProbesOnTheirInterface(t *testing.T) {
+	near, far := netnstest.New(t, "bdnear"), netnstest.New(t, "bdfar")
+	netnstest.IP(t, "-n", near, "link", "add", "vtun", "type", "veth", "peer", "name", "vfar", "netns", far)
+	netnstest.IP(t, "-n", near, "addr", "add", "10.79.0.1/24", "dev", "vtun")
+	netnstest.IP(t, "-n", far, "addr", "add", "10.79.0.2/24", "dev", "vfar")
+	netnstest.IP(t, "-n", near, "link", "set", "vtun", "up")
+	netnstest.IP(t, "-n", far, "link", "set", "vfar", "up")
+	var err error
+	netnstest.Run(t, near, func() { err = os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 2147483647"), 0o644) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(iface string, p func(middleware.Dialer) middleware.LightProbe) error {
+		t.Helper()
+		var err error
+		netnstest.Run(t, near, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			err = p(middleware.BoundDialer(iface)).Check.Check(ctx)
+		})
+		return err
+	}
+	icmp := func(d middleware.Dialer) middleware.LightProbe { return middleware.ICMPProbe("10.79.0.2", d) }
+	if err := probe("vtun", icmp); err != nil {
+		t.Errorf("icmp bound to the interface with the route: %v", err)
+	}
+	if err := probe("lo", icmp); err == nil {
+		t.Error("icmp bound to lo was answered: the socket left by another interface")
+	}
+	if err := probe("nosuch", icmp); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("icmp bound to a missing interface: %v, want an error naming it", err)
+	}
+	// TCP through the same binding, to a listener on the far side.
+	var ln net.Listener
+	netnstest.Run(t, far, func() { ln, err = net.Listen("tcp", "10.79.0.2:8443") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	tcp := func(d middleware.Dialer) middleware.LightProbe { return middleware.TCPProbe("10.79.0.2:8443", d) }
+	if err := probe("vtun", tcp); err != nil {
+		t.Errorf("tcp bound to the interface with the route: %v", err)
+	}
+	if err := probe("lo", tcp); err == nil {
+		t.Error("tcp bound to lo connected")
 	}
 }

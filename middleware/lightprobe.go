@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -110,36 +112,48 @@ func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe,
 }
 
 // canWork opens the probe's socket without sending anything, and reports
-// why it cannot when it cannot.
+// why it cannot when it cannot. A missing route or interface is no reason:
+// a tunnel that is down at start must not change the kind.
 func (p LightProbe) canWork(ctx context.Context, d Dialer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	var conn net.Conn
+	var err error
 	switch p.Kind {
 	case ProbeICMP:
 		host := strings.TrimSuffix(strings.TrimPrefix(p.Target, "["), "]")
 		if d == nil {
-			ip, err := netip.ParseAddr(host)
-			if err != nil {
+			ip, perr := netip.ParseAddr(host)
+			if perr != nil {
 				ip = netip.IPv4Unspecified() // a name: most resolve to IPv4 first
 			}
-			conn, err := listenHostPing(ip.Unmap())
-			if err != nil {
-				return err
-			}
-			return conn.Close()
+			conn, err = listenHostPing(ip.Unmap(), "")
+		} else if conn, _, err = (ICMPCheck{Address: p.Target, Dialer: d}).dial(ctx); err != nil && !downOnly(err) {
+			err = fmt.Errorf("the dialer carries no ICMP: %w", err)
 		}
-		conn, _, err := ICMPCheck{Address: p.Target, Dialer: d}.dial(ctx)
-		if err != nil {
-			return fmt.Errorf("the dialer carries no ICMP: %w", err)
-		}
-		return conn.Close()
 	case ProbeUDPDNS:
-		conn, err := dialLive(ctx, d, "udp", p.Target)
-		if err != nil {
-			return fmt.Errorf("the dialer carries no UDP: %w", err)
+		if conn, err = dialLive(ctx, d, "udp", p.Target); err != nil && !downOnly(err) {
+			err = fmt.Errorf("the dialer carries no UDP: %w", err)
 		}
-		return conn.Close()
 	default:
 		return nil
 	}
+	if conn != nil {
+		conn.Close()
+	}
+	if err != nil && downOnly(err) {
+		return nil
+	}
+	return err
+}
+
+// downOnly reports whether err says only that the way is down now (no
+// route, no such interface yet), not that the kind cannot work.
+func downOnly(err error) bool {
+	for _, e := range []error{syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENODEV, syscall.EADDRNOTAVAIL} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

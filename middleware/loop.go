@@ -25,7 +25,8 @@ type loop struct {
 	// healing is the heal running beside the checks; nil when none is.
 	healing *healRun
 	// healEnded is set when a heal ends: the tiered schedule starts over.
-	healEnded bool
+	healEnded   bool
+	lastHealEnd time.Time
 }
 
 func newLoop(m *Monitor) *loop {
@@ -105,8 +106,8 @@ func (l *loop) sleepUntil(ctx context.Context, t time.Time, timeout time.Duratio
 	select {
 	case <-timer.Chan():
 		return true
-	case err := <-l.healDone():
-		l.finishHeal(err)
+	case e := <-l.healDone():
+		l.finishHeal(e)
 		return true
 	case <-ctx.Done():
 		return false

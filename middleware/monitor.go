@@ -86,10 +86,19 @@ func (m *Monitor) owe(t time.Time) {
 	m.mu.Unlock()
 }
 
-// setHealing records the heal the loop runs; nil: none.
+// setHealing records the heal the loop runs.
 func (m *Monitor) setHealing(h *HealStart) {
 	m.mu.Lock()
 	m.healing = h
+	m.mu.Unlock()
+}
+
+// endHealing records that heal h ended, unless another is recorded.
+func (m *Monitor) endHealing(h *HealStart) {
+	m.mu.Lock()
+	if m.healing == h {
+		m.healing = nil
+	}
 	m.mu.Unlock()
 }
 
@@ -234,8 +243,9 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 	clock := m.cfg.Clock
 	start := clock.Now()
 	m.cfg.Observer.CheckStarted(CheckStart{Source: src, Time: start, Timeout: timeout})
+	var v verdict
 	if m.evidence != nil {
-		if v := m.evidence.await(ctx); v.ok {
+		if v = m.evidence.await(ctx); v.ok {
 			r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: v.err, Evidence: v.text}
 			if v.err != nil {
 				r.Evidence = v.err.Error()
@@ -245,7 +255,14 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 			return r
 		}
 	}
-	err := runSafely(ctx, check)
+	var err error
+	if v.pending && ended(ctx) {
+		// The deadline came while the probes were about to decide: say
+		// so, rather than run a check with no time left.
+		err = fmt.Errorf("evidence undecided at the deadline (%s): %w", v.text, doneErr(ctx))
+	} else {
+		err = runSafely(ctx, check)
+	}
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
 	if err != nil && ended(ctx) {
 		st := stopped()

@@ -95,18 +95,34 @@ func newProofOfLife(cfg Evidence, clock clockwork.Clock, observer Observer) *pro
 	return p
 }
 
+// maxInFlight bounds the probes out at once: those a ProbeTimeout holds at
+// one per Interval, and one to spare. A Check that ignores its context
+// would otherwise pile up a goroutine and a socket per Interval; at the
+// bound the sender skips its turn, and a sender that skips turns decides
+// nothing (see decide).
+func (p *proofOfLife) maxInFlight() int {
+	return int(p.cfg.ProbeTimeout/p.cfg.Interval) + 2
+}
+
 // run sends a probe every Interval until ctx ends, and waits for the
-// probes in flight: at most ProbeTimeout/Interval + 1 of them.
+// probes in flight.
 func (p *proofOfLife) run(ctx context.Context) {
 	var inFlight sync.WaitGroup
 	defer inFlight.Wait()
+	slots := make(chan struct{}, p.maxInFlight())
 	for {
-		sent := p.clock.Now()
 		// The timer is set before the probe goes: the cadence does not
 		// depend on how soon the probe's goroutine runs.
 		next := p.clock.After(p.cfg.Interval)
-		p.sent(sent)
-		inFlight.Go(func() { p.probe(ctx, sent) })
+		select {
+		case slots <- struct{}{}:
+			sent := p.sent()
+			inFlight.Go(func() {
+				defer func() { <-slots }()
+				p.probe(ctx, sent)
+			})
+		default: // every slot held by a probe that outlived its timeout
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -119,43 +135,65 @@ func (p *proofOfLife) run(ctx context.Context) {
 func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
 	probeCtx, cancel := clockwork.WithTimeout(ctx, p.clock, p.cfg.ProbeTimeout)
 	err := runSafely(probeCtx, p.cfg.Probe.Check)
+	if err == nil && ended(probeCtx) {
+		// Returned only after its timeout: whatever it saw came too late.
+		err = fmt.Errorf("no answer within %v", p.cfg.ProbeTimeout)
+	}
 	cancel()
 	if ended(ctx) {
 		return // shutting down: no outcome
 	}
-	end := p.clock.Now()
-	p.end(sent, end, err)
+	end := p.end(sent, err)
 	if p.observer != nil {
 		p.observer.LightProbeFinished(LightProbeResult{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: sent, RTT: end.Sub(sent), Err: err})
 	}
 }
 
-// sent records a probe sent at at.
-func (p *proofOfLife) sent(at time.Time) {
+// sent records a probe sent now, and returns when.
+func (p *proofOfLife) sent() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	at := p.clock.Now()
 	if p.firstUnanswered.IsZero() {
 		p.firstUnanswered = at
 	}
 	p.unanswered++
 	p.lastSent = at
 	p.notify()
+	return at
 }
 
-// end records the end of the probe sent at sent: an answer when err is nil.
-func (p *proofOfLife) end(sent, end time.Time, err error) {
+// end records the end, now, of the probe sent at sent: an answer when err
+// is nil. It returns when. The time is read under the lock, so that no
+// send is recorded after it but before it.
+func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	end := p.clock.Now()
 	if err == nil && end.After(p.lastAnswer) {
-		// Probes sent before this answer arrived, still out, no longer
-		// count as unanswered: the answer proves the tunnel carried
-		// packets both ways after they left. Their own answers may
-		// still come, delayed by the same queue.
+		// The probes sent before this answer arrived, still out, no
+		// longer count as unanswered, though the answer proves the way
+		// out only up to when its own probe left: behind a queue their
+		// answers come an Interval apart, and a rule that waited for each
+		// would call a working tunnel with a queue longer than the Window
+		// dead. The price: a tunnel that dies one way is detected a
+		// queue's delay later, when the answers already on their way have
+		// arrived.
 		p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0
 	}
 	p.ended = append(p.ended, outcome{sent: sent, rtt: end.Sub(sent), answered: err == nil})
 	p.prune(end)
 	p.notify()
+	return end
+}
+
+// forgetLoss drops what the probes that ended so far showed about loss and
+// round trip: after a heal, the loss of the restart itself must not fail
+// the new tunnel's checks.
+func (p *proofOfLife) forgetLoss() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ended = p.ended[:0]
 }
 
 // prune drops the outcomes older than LossWindow. Called with mu held.
@@ -179,7 +217,15 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	probe := p.cfg.Probe
-	if !p.lastAnswer.IsZero() && now.Sub(p.lastAnswer) < p.cfg.Window {
+	if p.lastAnswer.IsZero() {
+		// Never answered since the monitor started: a target that does
+		// not answer this kind (a gateway that drops pings, a host that
+		// serves no DNS) looks like a dead tunnel, and must not fail a
+		// working one for good. The active check decides until the first
+		// answer; the stats and the status show none came.
+		return verdict{}
+	}
+	if now.Sub(p.lastAnswer) < p.cfg.Window {
 		if err := p.lossError(now); err != nil {
 			return verdict{ok: true, err: err}
 		}
@@ -188,13 +234,14 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 	}
 	if p.firstUnanswered.IsZero() || now.Sub(p.lastSent) > 2*p.cfg.Interval {
 		// No probe out, or the sender stalled (the process was paused,
-		// starved): what is out may have been answered unseen, and
-		// nothing says the tunnel is dead.
+		// starved, or every probe outlived its timeout): what is out may
+		// have been answered unseen, and nothing says the tunnel is dead.
 		return verdict{}
 	}
 	silent := now.Sub(p.firstUnanswered)
 	if silent < p.cfg.Window {
-		return verdict{pending: true, until: p.firstUnanswered.Add(p.cfg.Window)}
+		return verdict{pending: true, until: p.firstUnanswered.Add(p.cfg.Window),
+			text: fmt.Sprintf("no answer from %s %s for %v yet", probe.Kind, probe.Target, roundSeconds(now.Sub(p.lastAnswer)))}
 	}
 	return verdict{ok: true, err: fmt.Errorf("%w: %d %s probe(s) to %s sent over the last %v, none answered",
 		ErrNoProofOfLife, p.unanswered, probe.Kind, probe.Target, roundSeconds(silent))}
@@ -203,16 +250,19 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 // lossError is the error of a loss above MaxLoss over LossWindow, or nil.
 // Called with mu held.
 func (p *proofOfLife) lossError(now time.Time) error {
-	if p.cfg.MaxLoss <= 0 {
-		return nil
-	}
 	p.prune(now)
 	s := p.statsLocked()
-	if s.Sent < minLossSample || s.Loss <= p.cfg.MaxLoss {
+	if !s.lossTooHigh(p.cfg.MaxLoss) {
 		return nil
 	}
 	return fmt.Errorf("%w: %.0f%% of %d %s probe(s) to %s unanswered over the last %v, above the %.0f%% allowed",
 		ErrProbeLoss, 100*s.Loss, s.Sent, s.Kind, s.Target, p.cfg.LossWindow, 100*p.cfg.MaxLoss)
+}
+
+// lossTooHigh reports whether s's loss is above maxLoss (0: no limit),
+// over enough probes to mean something.
+func (s LightProbeStats) lossTooHigh(maxLoss float64) bool {
+	return maxLoss > 0 && s.Sent >= minLossSample && s.Loss > maxLoss
 }
 
 // minLossSample is how many probes must have ended in LossWindow before

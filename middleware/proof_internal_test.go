@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // probeRig drives the light probes by hand on the evidence rig's fake
@@ -47,15 +49,15 @@ func (r *probeRig) tick(alive bool, rtt time.Duration, rx, tx uint64) verdict {
 	for _, p := range r.out {
 		switch {
 		case alive && !p.lost && now.Sub(p.sent) >= rtt:
-			r.ev.proof.end(p.sent, now, nil)
+			r.ev.proof.end(p.sent, nil)
 		case now.Sub(p.sent) >= r.ev.cfg.ProbeTimeout:
-			r.ev.proof.end(p.sent, now, context.DeadlineExceeded)
+			r.ev.proof.end(p.sent, context.DeadlineExceeded)
 		default:
 			still = append(still, p)
 		}
 	}
 	r.out = append(still, rigProbe{sent: now, lost: r.losing})
-	r.ev.proof.sent(now)
+	r.ev.proof.sent()
 	return r.ev.decide()
 }
 
@@ -70,9 +72,10 @@ func (r *probeRig) ticks(n int, alive bool, rtt time.Duration, rx, tx uint64) st
 
 func TestProofOfLifePassesOnAnswers(t *testing.T) {
 	r := newProbeRig(t, Evidence{})
-	// The first probe is out: nothing yet, but the check would wait.
-	if v := r.tick(false, 0, 0, 0); v.ok || !v.pending {
-		t.Fatalf("first probe out: %+v, want pending", v)
+	// The first probe is out, none was ever answered: the probes decide
+	// nothing yet, and the active check runs.
+	if v := r.tick(false, 0, 0, 0); v.ok || v.pending {
+		t.Fatalf("first probe out: %+v, want nothing decided", v)
 	}
 	if got := r.ticks(20, true, 20*time.Millisecond, 0, 0); got != strings.Repeat("P", 20) {
 		t.Errorf("answered probes on an idle tunnel: %s", got)
@@ -228,13 +231,105 @@ func TestProofOfLifeErrorAnswersProveNothing(t *testing.T) {
 		r.clock.Advance(r.ev.cfg.Interval)
 		now := r.clock.Now()
 		for _, p := range r.out {
-			r.ev.proof.end(p.sent, now, errors.New("icmp 10.0.0.1: echo reply: network is unreachable"))
+			r.ev.proof.end(p.sent, errors.New("icmp 10.0.0.1: echo reply: network is unreachable"))
 		}
 		r.out = []rigProbe{{sent: now}}
-		r.ev.proof.sent(now)
+		r.ev.proof.sent()
 		got = append(got, r.ev.decide())
 	}
 	if k := kinds(got); k != "PPPPPFFFFF" {
 		t.Errorf("%s", k)
+	}
+}
+
+// A target that never answers this kind of probe (a gateway that drops
+// pings, a host that serves no DNS) must not fail a working tunnel for
+// good: until the first answer the probes decide nothing.
+func TestProofOfLifeNeverAnsweredDecidesNothing(t *testing.T) {
+	r := newProbeRig(t, Evidence{})
+	if got := r.ticks(60, false, 0, 100_000, 100_000); got != strings.Repeat(".", 60) {
+		t.Errorf("never answered: %s", got)
+	}
+	if s := r.ev.proof.stats(); s.Answered != 0 || !s.LastAnswer.IsZero() || s.Sent == 0 {
+		t.Errorf("stats %+v, want probes sent and none answered", s)
+	}
+	// Once answered, the rule applies.
+	if got := r.ticks(4, true, 0, 0, 0) + r.ticks(10, false, 0, 0, 0); got != "PPPP"+"PPPPPFFFFF" {
+		t.Errorf("answered, then dead: %s", got)
+	}
+}
+
+// A check that comes while the probes have gone unanswered for less than
+// a Window waits for them: an answer passes it at once.
+func TestProofOfLifeCheckWaitsForAnswers(t *testing.T) {
+	r := newProbeRig(t, Evidence{})
+	r.ticks(10, true, 0, 0, 0)
+	// The last answer arrives between two sends, then none: 3.3 s later
+	// the probes sent after it have been out for 2.8 s.
+	r.clock.Advance(250 * time.Millisecond)
+	r.ev.proof.end(r.out[0].sent, nil)
+	r.out = r.out[1:]
+	got := r.ticks(6, false, 0, 0, 0)
+	r.clock.Advance(50 * time.Millisecond)
+	if v := r.ev.decide(); !v.pending || strings.Contains(got, "F") {
+		t.Fatalf("before the check: %s, then %+v, want pending", got, v)
+	}
+	done := make(chan verdict, 1)
+	go func() { done <- r.ev.await(context.Background()) }()
+	if err := r.clock.BlockUntilContext(t.Context(), 1); err != nil { // await waits
+		t.Fatal(err)
+	}
+	r.ev.proof.end(r.out[0].sent, nil) // a late answer arrives
+	if v := <-done; !v.ok || v.err != nil {
+		t.Errorf("after an answer: %+v, want a pass", v)
+	}
+}
+
+// A probe whose Check returns nil only after its timeout was not answered
+// in time: it counts as lost.
+func TestProofOfLifeLateNilIsNoAnswer(t *testing.T) {
+	check := CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return nil })
+	cfg, err := Evidence{Probe: &LightProbe{Kind: ProbeTCP, Target: "x", Check: check}, ProbeTimeout: 10 * time.Millisecond}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProofOfLife(cfg, clockwork.NewRealClock(), ObserverFuncs{})
+	p.probe(context.Background(), p.sent())
+	if s := p.stats(); s.Sent != 1 || s.Answered != 0 {
+		t.Errorf("stats %+v, want one probe, unanswered", s)
+	}
+}
+
+// A check whose deadline comes while the probes are about to decide says
+// so, and does not run the active check with no time left.
+func TestPendingEvidenceAtTheDeadline(t *testing.T) {
+	var active int
+	clock := clockwork.NewFakeClockAt(evidenceEpoch)
+	probe := &LightProbe{Kind: ProbeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
+	m, err := New(CheckerFunc(func(context.Context) error { active++; return nil }),
+		Config{Mode: ModeProbe, Clock: clock, Timeouts: Ladder{time.Second}, Evidence: &Evidence{Probe: probe, Interval: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := m.evidence.proof
+	pl.end(pl.sent(), nil) // answered at 0 s
+	clock.Advance(250 * time.Millisecond)
+	for i := range 6 { // sends at 0.25 s ... 2.75 s, none answered
+		if i > 0 {
+			clock.Advance(500 * time.Millisecond)
+		}
+		pl.sent()
+	}
+	// At 3.1 s the last answer is a Window old, and the first probe after
+	// it has been out for 2.85 s: pending.
+	clock.Advance(350 * time.Millisecond)
+	if v := m.evidence.decide(); !v.pending {
+		t.Fatalf("at 3.1 s: %+v, want pending", v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the caller's deadline has come
+	r := m.execute(ctx, SourceProbe, time.Second, m.checker, func() stop { return stop{reason: errors.New("timed out after 1s")} })
+	if active != 0 || r.Err == nil || !strings.Contains(r.Err.Error(), "evidence undecided at the deadline (no answer from icmp 10.0.0.1 for") {
+		t.Errorf("active checks %d, result %v", active, r.Err)
 	}
 }

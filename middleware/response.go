@@ -162,7 +162,7 @@ func (rep reply) writeProbe(body *healthJSON, p LightProbeStats) {
 		pct := 100 * p.Loss
 		status := "pass"
 		switch {
-		case rep.maxLoss > 0 && p.Loss > rep.maxLoss && p.Sent >= minLossSample:
+		case p.lossTooHigh(rep.maxLoss):
 			status = "fail"
 		case p.Loss > 0:
 			status = "warn"

@@ -97,8 +97,8 @@ func (l *loop) runTiers(ctx context.Context) {
 				// ends, and nothing owed meanwhile.
 				l.m.owe(time.Time{})
 				select {
-				case err := <-l.healDone():
-					l.finishHeal(err)
+				case e := <-l.healDone():
+					l.finishHeal(e)
 					continue
 				case <-ctx.Done():
 					return
@@ -117,13 +117,6 @@ func (l *loop) runTiers(ctx context.Context) {
 			due[next] = l.clock.Now().Add(tiers[next].Every)
 		}
 	}
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return b
-	}
-	return a
 }
 
 // runTier runs one tier and records its result; when it failed and the

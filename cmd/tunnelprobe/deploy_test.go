@@ -378,6 +378,9 @@ func TestVPNDeploymentProbes(t *testing.T) {
 	if f.server.Monitor.Mode.String() != "probe" {
 		t.Errorf("sidecar mode %s, want probe: the kubelet's probes drive the checks", f.server.Monitor.Mode)
 	}
+	if f.lightProbe == "" {
+		t.Error("the sidecar has no --light-probe: without one, nothing proves the tunnel alive and every check dials")
+	}
 	host, portText, err := net.SplitHostPort(f.listen)
 	if err != nil || host != testPodIP {
 		t.Errorf("sidecar listens on %q, want the pod IP (%s in this test)", f.listen, testPodIP)
@@ -385,8 +388,9 @@ func TestVPNDeploymentProbes(t *testing.T) {
 	port, _ := strconv.Atoi(portText)
 
 	// serve with the sidecar's flags and environment; only the address
-	// (the test's) and the target (no Internet here) differ.
-	args := withFlags(sidecar.Args[1:], map[string]string{"check": "tcp", "target": refusedTarget(t)})
+	// (the test's), the target and the light probe's (no Internet here:
+	// both refused, a dead tunnel) differ.
+	args := withFlags(sidecar.Args[1:], map[string]string{"check": "tcp", "target": refusedTarget(t), "light-probe": "tcp://" + refusedTarget(t)})
 	s := startServe(t, env, args...)
 
 	probes := 0
@@ -682,7 +686,8 @@ func TestComposeFile(t *testing.T) {
 		}
 	}
 
-	// Semantics: exit 0 while the tunnel works, 1 once it does not.
+	// Semantics: exit 0 while the tunnel works, 1 once it does not; the
+	// check's target and the light probe's stand for the tunnel.
 	for _, tc := range []struct {
 		name   string
 		target string
@@ -693,7 +698,7 @@ func TestComposeFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := startServe(t, health.Environment, withFlags(health.Command[1:], map[string]string{"check": "tcp", "target": tc.target})...)
+			s := startServe(t, health.Environment, withFlags(health.Command[1:], map[string]string{"check": "tcp", "target": tc.target, "light-probe": "tcp://" + tc.target})...)
 			su, _ := url.Parse(s.url)
 			pu := *u
 			pu.Host = su.Host

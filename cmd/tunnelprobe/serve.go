@@ -77,8 +77,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 		"an answer in the --evidence-window passes a check at once, a window without one fails it (docs/serve.md);\n"+
 		"HOST tries icmp, then udp-dns to HOST:53, then tcp to HOST:443, and takes the first that can work here;\n"+
 		"icmp://HOST, udp-dns://HOST[:PORT] or tcp://HOST[:PORT] takes that kind only, e.g. 1.1.1.1 or 10.64.0.1")
-	fs.StringVar(&f.evidenceIface, "evidence-iface", "", "read the tunnel's traffic counters from its network `interface` (wg0, tun0): a window of sending\n"+
-		"into silence fails a check at once; what arrives never passes one; --metrics exports them")
+	fs.StringVar(&f.evidenceIface, "evidence-iface", "", "the tunnel's network `interface` (wg0, tun0): the light probe leaves by it or not at all, and its\n"+
+		"counters are read: a window of sending into silence fails a check at once; what arrives never passes one")
 	fs.StringVar(&f.evidenceWG, "evidence-wireguard", "", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
 		"--metrics then also exports each peer's handshake age")
 	fs.BoolVar(&f.server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
@@ -175,15 +175,18 @@ func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config,
 		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
 	}
 	var src middleware.CounterSource
+	var probeDialer middleware.Dialer // nil: the host's routes
 	switch {
 	case f.evidenceIface != "":
-		src = middleware.InterfaceCounters(f.evidenceIface)
+		src, probeDialer = middleware.InterfaceCounters(f.evidenceIface), middleware.BoundDialer(f.evidenceIface)
 	case f.evidenceWG != "":
-		src = &wgstats.Device{Name: f.evidenceWG}
+		src, probeDialer = &wgstats.Device{Name: f.evidenceWG}, middleware.BoundDialer(f.evidenceWG)
 	}
 	var probe *middleware.LightProbe
 	if f.lightProbe != "" {
-		p, skipped, err := middleware.ChooseLightProbe(context.Background(), f.lightProbe, nil)
+		// Bound to the tunnel's interface when serve knows it: a tunnel
+		// whose routes went away must not let the probe out another way.
+		p, skipped, err := middleware.ChooseLightProbe(context.Background(), f.lightProbe, probeDialer)
 		if err != nil {
 			return server.Config{}, fmt.Errorf("invalid value %q for flag --light-probe: %w", f.lightProbe, err)
 		}

@@ -1,0 +1,54 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+)
+
+// BoundDialer returns a Dialer whose sockets are bound to the network
+// interface iface (Linux's SO_BINDTODEVICE): what it sends leaves through
+// that interface or not at all. Give it to the light probe of a tunnel
+// whose interface the process sees (a VPN's wg0 or tun0): without it, a
+// tunnel whose routes went away would let the probe out by the host's own
+// uplink, and the answer would prove a dead tunnel alive. It dials "tcp",
+// "udp" and, for ICMPCheck, "ping4" and "ping6" (an unprivileged ICMP
+// socket, as ICMPCheck's host socket). An interface that does not exist
+// (yet) fails each dial, as a tunnel that is down does. Linux only;
+// elsewhere every dial fails.
+func BoundDialer(iface string) Dialer { return boundDialer{iface: iface} }
+
+type boundDialer struct{ iface string }
+
+func (d boundDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	switch network {
+	case "ping4", "ping6":
+		ip, err := resolveOne(ctx, network, address)
+		if err != nil {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		return listenHostPing(ip, d.iface)
+	}
+	nd := net.Dialer{Control: bindControl(d.iface)}
+	return nd.DialContext(ctx, network, address)
+}
+
+// resolveOne returns an address of host for ping4 (IPv4) or ping6.
+func resolveOne(ctx context.Context, network, host string) (netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap(), nil
+	}
+	family := "ip4"
+	if network == "ping6" {
+		family = "ip6"
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, family, host)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	if len(ips) == 0 {
+		return netip.Addr{}, fmt.Errorf("no %s address for %s", family, host)
+	}
+	return ips[0].Unmap(), nil
+}
