@@ -61,7 +61,8 @@ func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
 			io.Copy(out, r) // ends at EOF, or when r is closed below
 		}()
 		err = cmd.Wait()
-		leftovers := procgroup.KillLeftovers(cmd)
+		// After a cancellation the whole group was killed already.
+		leftovers := ctx.Err() == nil && procgroup.KillLeftovers(cmd)
 		detached := false
 		select {
 		case <-copied:
