@@ -406,6 +406,12 @@ func healthFlags(h HealthSpec) []string {
 		if e.Window.Duration > 0 {
 			f = append(f, "--evidence-window", e.Window.String())
 		}
+		if e.Interval.Duration > 0 {
+			f = append(f, "--evidence-interval", e.Interval.String())
+		}
+		if e.MaxLoss > 0 {
+			f = append(f, "--max-loss", strconv.FormatFloat(e.MaxLoss, 'g', -1, 64))
+		}
 	}
 	return f
 }
