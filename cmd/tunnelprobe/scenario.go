@@ -23,7 +23,7 @@ fastest? Each configuration runs on its own in-process lab (WireGuard over a
 shaped link) with the same link and load, side by side, probed by a
 kubelet-faithful prober. The default suite takes about six minutes.
 Writes report.md, report.json and timeline.png into --out.
-With --matrix (every built-in link condition, about 25 minutes a pass) or
+With --matrix (every built-in link condition, about 32 minutes a pass) or
 --repeat N (N passes, each with the next seed), writes the rates over every
 run with their 95% intervals to matrix.md, matrix.json and matrix.png, and
 each run's report into a folder of its own beside them.
