@@ -107,10 +107,10 @@ type Evidence struct {
 func (e Evidence) withDefaults() (Evidence, error) {
 	var errs []error
 	if e.Source == nil && e.Probe == nil {
-		errs = append(errs, errors.New("Evidence: neither a Probe nor a Source"))
+		errs = append(errs, errors.New("evidence: neither a Probe nor a Source"))
 	}
 	if e.Probe != nil && e.Probe.Check == nil {
-		errs = append(errs, errors.New("Evidence.Probe.Check: nil"))
+		errs = append(errs, errors.New("evidence: Probe.Check is nil"))
 	}
 	for _, d := range []struct {
 		name string
@@ -124,16 +124,16 @@ func (e Evidence) withDefaults() (Evidence, error) {
 	} {
 		switch {
 		case *d.v < 0:
-			errs = append(errs, fmt.Errorf("Evidence.%s: %v is negative", d.name, *d.v))
+			errs = append(errs, fmt.Errorf("evidence: %s %v is negative", d.name, *d.v))
 		case *d.v == 0:
 			*d.v = d.def
 		}
 	}
 	if e.Interval > e.Window {
-		errs = append(errs, fmt.Errorf("Evidence.Interval: %v is longer than the Window %v", e.Interval, e.Window))
+		errs = append(errs, fmt.Errorf("evidence: Interval %v is longer than the Window %v", e.Interval, e.Window))
 	}
 	if e.MaxLoss < 0 || e.MaxLoss >= 1 {
-		errs = append(errs, fmt.Errorf("Evidence.MaxLoss: %v is not in [0, 1)", e.MaxLoss))
+		errs = append(errs, fmt.Errorf("evidence: MaxLoss %v is not in [0, 1)", e.MaxLoss))
 	}
 	if e.MinSentBytes == 0 {
 		e.MinSentBytes = DefaultMinSentBytes
