@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 )
 
 var (
@@ -70,8 +71,8 @@ func (f farSide) serve(t *testing.T, args ...string) *nsServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs strings.Builder
-	cmd.Stderr = &syncWriter{w: &logs}
+	var logs syncbuf.Buffer
+	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,17 +102,6 @@ func (f farSide) serve(t *testing.T, args ...string) *nsServer {
 		},
 	}}
 	return s
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 type nsServer struct {
