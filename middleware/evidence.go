@@ -94,7 +94,9 @@ type Evidence struct {
 	ProbeTimeout time.Duration
 	// MaxLoss, when positive, fails checks while the probes' loss over
 	// LossWindow is above it (0.2: 20%), once at least 10 probes ended in
-	// it. Zero: loss is reported, never acted on.
+	// it. Zero: loss is reported, never acted on. A silence of a Window (an
+	// outage, which fails checks already) and a heal start the count
+	// over: the tunnel that came back is judged on its own probes.
 	MaxLoss float64
 	// LossWindow is how far back the probes' loss and round trip are
 	// measured. Zero means DefaultLossWindow.
@@ -132,7 +134,7 @@ func (e Evidence) withDefaults() (Evidence, error) {
 	if e.Interval > e.Window {
 		errs = append(errs, fmt.Errorf("evidence: Interval %v is longer than the Window %v", e.Interval, e.Window))
 	}
-	if e.MaxLoss < 0 || e.MaxLoss >= 1 {
+	if !(e.MaxLoss >= 0 && e.MaxLoss < 1) { // NaN too
 		errs = append(errs, fmt.Errorf("evidence: MaxLoss %v is not in [0, 1)", e.MaxLoss))
 	}
 	if e.MinSentBytes == 0 {

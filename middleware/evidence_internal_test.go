@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -222,6 +223,7 @@ func TestEvidenceThresholds(t *testing.T) {
 		{Probe: probe, ProbeTimeout: -time.Second},
 		{Probe: probe, MaxLoss: 1},
 		{Probe: probe, MaxLoss: -0.1},
+		{Probe: probe, MaxLoss: math.NaN()},
 	} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("%+v accepted", bad)

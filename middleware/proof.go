@@ -83,8 +83,11 @@ type proofOfLife struct {
 	firstUnanswered time.Time
 	unanswered      int
 	lastSent        time.Time
-	// ended holds the probes that ended in the last LossWindow, by end.
-	ended []outcome
+	// ended holds the probes that ended in the last LossWindow, by end,
+	// of those sent from lossFrom on: the loss and round trip of the
+	// tunnel as it is since it last came back.
+	ended    []outcome
+	lossFrom time.Time
 	// changed is closed, and replaced, at every send and every end.
 	changed chan struct{}
 }
@@ -179,9 +182,17 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 		// dead. The price: a tunnel that dies one way is detected a
 		// queue's delay later, when the answers already on their way have
 		// arrived.
+		if !p.lastAnswer.IsZero() && end.Sub(p.lastAnswer) >= p.cfg.Window {
+			// The first answer after a silence that failed checks: the
+			// tunnel came back, restarted by whoever it was, and the
+			// silence's loss says nothing of its quality now.
+			p.forgetLossLocked(sent)
+		}
 		p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0
 	}
-	p.ended = append(p.ended, outcome{sent: sent, rtt: end.Sub(sent), answered: err == nil})
+	if !sent.Before(p.lossFrom) {
+		p.ended = append(p.ended, outcome{sent: sent, rtt: end.Sub(sent), answered: err == nil})
+	}
 	p.prune(end)
 	p.notify()
 	return end
@@ -189,11 +200,19 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 
 // forgetLoss drops what the probes that ended so far showed about loss and
 // round trip: after a heal, the loss of the restart itself must not fail
-// the new tunnel's checks.
+// the new tunnel's checks, though it may have been shorter than a Window
+// (end forgets a longer silence itself).
 func (p *proofOfLife) forgetLoss() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.forgetLossLocked(p.clock.Now())
+}
+
+// forgetLossLocked drops the outcomes so far, and those to come of the
+// probes sent before from. Called with mu held.
+func (p *proofOfLife) forgetLossLocked(from time.Time) {
 	p.ended = p.ended[:0]
+	p.lossFrom = from
 }
 
 // prune drops the outcomes older than LossWindow. Called with mu held.

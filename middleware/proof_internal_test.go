@@ -190,6 +190,23 @@ func TestProofOfLifeMaxLoss(t *testing.T) {
 	}
 }
 
+// An outage's loss is not the quality of the tunnel that came back: after
+// a silence of a Window, whoever restarted it (the kubelet, Docker), the
+// first answer passes and MaxLoss counts from there.
+func TestProofOfLifeMaxLossForgetsAnOutage(t *testing.T) {
+	r := newProbeRig(t, Evidence{MaxLoss: 0.2, LossWindow: time.Minute})
+	r.ticks(20, true, 0, 0, 0)
+	r.losing = true
+	if got := r.ticks(40, true, 0, 0, 0); !strings.HasSuffix(got, "FFFF") {
+		t.Fatalf("20 s without an answer: %s, want failures", got)
+	}
+	r.losing = false
+	r.tick(true, 0, 0, 0) // the first probe after the outage goes out
+	if got := r.ticks(10, true, 0, 0, 0); got != strings.Repeat("P", 10) {
+		t.Errorf("after the outage: %s, want passes: the outage's loss still counted", got)
+	}
+}
+
 // A sender that stopped decides nothing: evidence never keeps a state on
 // old data.
 func TestProofOfLifeNeedsAFreshSender(t *testing.T) {
