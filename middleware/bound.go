@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -20,6 +21,10 @@ import (
 func BoundDialer(iface string) Dialer { return boundDialer{iface: iface} }
 
 type boundDialer struct{ iface string }
+
+// ErrBindNotPermitted is wrapped by a BoundDialer's errors when this
+// process may not bind a socket to an interface.
+var ErrBindNotPermitted = errors.New("binding a socket to an interface is not permitted")
 
 func (d boundDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	switch network {

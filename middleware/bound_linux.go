@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -22,10 +23,28 @@ func bindControl(iface string) func(network, address string, c syscall.RawConn) 
 }
 
 func bindToDevice(fd int, iface string) error {
-	if err := unix.SetsockoptString(fd, unix.SOL_SOCKET, unix.SO_BINDTODEVICE, iface); err != nil {
-		return fmt.Errorf("bind to interface %s: %w", iface, os.NewSyscallError("setsockopt", err))
+	err := unix.SetsockoptString(fd, unix.SOL_SOCKET, unix.SO_BINDTODEVICE, iface)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EPERM):
+		// Not wrapped as EPERM: that is what an ICMP socket outside
+		// ping_group_range says, and the remedy differs.
+		return fmt.Errorf("%w: bind to interface %s: %v: Linux before 5.7 asks CAP_NET_RAW for it", ErrBindNotPermitted, iface, err)
 	}
-	return nil
+	return fmt.Errorf("bind to interface %s: %w", iface, os.NewSyscallError("setsockopt", err))
+}
+
+// canBind opens a socket, binds it to the interface and closes it: whether
+// this process may bind at all. An interface that is not there yet says
+// ENODEV.
+func (d boundDialer) canBind() error {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	defer unix.Close(s)
+	return bindToDevice(s, d.iface)
 }
 
 // boundPingSocket opens an unprivileged ICMP socket for ip's family bound

@@ -145,3 +145,29 @@ func TestBoundDialerKeepsProbesOnTheirInterface(t *testing.T) {
 		t.Error("tcp bound to lo connected")
 	}
 }
+
+// The kind a bound light probe takes does not depend on whether the tunnel
+// is up at start: neither a name that does not resolve yet nor an
+// interface that is not there yet moves it off icmp.
+func TestChooseBoundLightProbeWhileTheTunnelIsDown(t *testing.T) {
+	ns := netnstest.New(t, "lpdown")
+	var err error
+	netnstest.Run(t, ns, func() { err = os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 2147483647"), 0o644) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ target, iface string }{
+		{"vpn-gateway.invalid", "lo"},
+		{"10.64.0.1", "wg-not-yet"},
+		{"vpn-gateway.invalid", "wg-not-yet"},
+	} {
+		var p middleware.LightProbe
+		var skipped []error
+		netnstest.Run(t, ns, func() {
+			p, skipped, err = middleware.ChooseLightProbe(context.Background(), tc.target, middleware.BoundDialer(tc.iface))
+		})
+		if err != nil || p.Kind != middleware.ProbeICMP || len(skipped) != 0 {
+			t.Errorf("%s on %s: %+v, skipped %v, %v; want icmp", tc.target, tc.iface, p, skipped, err)
+		}
+	}
+}

@@ -81,8 +81,10 @@ var ErrNoLightProbe = errors.New("no light probe can work here")
 //     permitted; it needs a UDP socket through the Dialer;
 //  3. tcp, to HOST:443: a SYN and its SYN-ACK, which any dialer carries.
 //
-// Whether a kind can work is decided by opening its socket, never by
-// sending: a tunnel that is down at start must not change the kind. The
+// Whether a kind can work is decided by opening its socket (bound to the
+// interface, with a BoundDialer), never by sending: a tunnel that is down
+// at start (no route, no interface, a name that does not resolve) must not
+// change the kind. A port is only for udp-dns and tcp. The
 // error wraps ErrNoLightProbe when the kind asked for cannot work, and
 // names it.
 func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe, []error, error) {
@@ -92,6 +94,16 @@ func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe,
 	}
 	if host == "" {
 		return LightProbe{}, nil, fmt.Errorf("light probe %q: no host", target)
+	}
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		// A port belongs to udp-dns or tcp: an ICMP probe would ask for a
+		// host named "HOST:PORT", never answered, and decide nothing.
+		switch {
+		case !pinned:
+			return LightProbe{}, nil, fmt.Errorf("light probe %q: a port needs its kind: udp-dns://%s or tcp://%s", target, host, host)
+		case kind == ProbeICMP:
+			return LightProbe{}, nil, fmt.Errorf("light probe %q: icmp takes a host, no port", target)
+		}
 	}
 	candidates := []LightProbe{ICMPProbe(host, d), DNSProbe(host, d), TCPProbe(host, d)}
 	var skipped []error
@@ -117,6 +129,13 @@ func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe,
 func (p LightProbe) canWork(ctx context.Context, d Dialer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if b, ok := d.(boundDialer); ok {
+		// Every kind's socket is bound to the interface, tcp's too: a
+		// process that may not bind has no kind that works.
+		if err := b.canBind(); err != nil && !downOnly(err) {
+			return err
+		}
+	}
 	var conn net.Conn
 	var err error
 	switch p.Kind {
@@ -148,8 +167,12 @@ func (p LightProbe) canWork(ctx context.Context, d Dialer) error {
 }
 
 // downOnly reports whether err says only that the way is down now (no
-// route, no such interface yet), not that the kind cannot work.
+// route, no such interface yet, a name that does not resolve while the
+// tunnel that carries DNS is down), not that the kind cannot work.
 func downOnly(err error) bool {
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
+		return true
+	}
 	for _, e := range []error{syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENODEV, syscall.EADDRNOTAVAIL} {
 		if errors.Is(err, e) {
 			return true

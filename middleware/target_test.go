@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -71,4 +72,19 @@ func FuzzParseTarget(f *testing.F) {
 			t.Errorf("ParseTarget(%q, %q) = %v, %v: want a check or an error", target, kind, c, err)
 		}
 	})
+}
+
+// A light probe's port belongs to udp-dns or tcp: an ICMP probe of
+// "HOST:PORT" would never be answered, and so decide nothing, silently.
+func TestChooseLightProbeRefusesAPortWithoutItsKind(t *testing.T) {
+	for _, target := range []string{"127.0.0.1:5353", "icmp://127.0.0.1:53", "[::1]:53", "icmp://[::1]:53"} {
+		if p, _, err := middleware.ChooseLightProbe(context.Background(), target, nil); err == nil || !strings.Contains(err.Error(), "port") {
+			t.Errorf("%s: %+v, %v; want an error about the port", target, p, err)
+		}
+	}
+	for _, target := range []string{"udp-dns://127.0.0.1:5353", "tcp://127.0.0.1:8443"} {
+		if _, _, err := middleware.ChooseLightProbe(context.Background(), target, nil); err != nil {
+			t.Errorf("%s: %v", target, err)
+		}
+	}
 }

@@ -106,7 +106,7 @@ func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
 	fs.Var(cliflag.Choice(&f.preset, "", "upstream"), "preset", "`name` of a whole configuration instead of the loop's flags: upstream is the upstream VPN client's\n"+
 		"current check (an ICMP echo each minute, the targets' checks every 5 minutes, fixed try timeouts,\n"+
 		"a heal when every try of a check failed; docs/serve.md); it excludes --mode, --period, --timeout(s),\n"+
-		"--failure-threshold and traffic evidence")
+		"--failure-threshold, --light-probe and --evidence-iface/--evidence-wireguard")
 	fs.TextVar(&m.Mode, "mode", middleware.ModeLoop, "`mode`: loop (the health loop checks and heals), probe (only /check/ calls check),\n"+
 		"auto (the loop stands down while /check/ is called at least once per period)")
 	fs.Var(cliflag.Duration(&m.Period, middleware.DefaultPeriod, false), "period", "`duration` the loop waits after a passing check")
