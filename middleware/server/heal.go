@@ -17,7 +17,8 @@ const (
 	// healOutputWait bounds how long a heal command's output is awaited
 	// after it exits and what it left in its process group is killed: a
 	// child that left the group (setsid) and still holds the output must
-	// not stall the heal.
+	// not stall the heal. Its output is read on, in the background, until
+	// it closes it.
 	healOutputWait = 5 * time.Second
 	// healOutputEnd is how much of each end of a heal command's output is
 	// kept and logged: the rest is counted, not held.
@@ -29,7 +30,8 @@ const (
 // command runs in a process group of its own; when it exits, what it left
 // running in that group (a shell's background job) is killed, so that
 // repeated heals leave nothing behind; a daemon meant to outlive the heal
-// must detach (setsid), as daemons do. When the heal's ctx ends (the
+// must detach (setsid), as daemons do; what it writes to the heal's output
+// later is read and dropped. When the heal's ctx ends (the
 // monitor's HealTimeout, or shutdown) the whole group is killed. The first
 // and last 2 KiB of its combined output are logged to logger (nil: not
 // logged).
@@ -58,25 +60,35 @@ func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
 		}
 		go func() {
 			defer close(copied)
-			io.Copy(out, r) // ends at EOF, or when r is closed below
+			defer r.Close()
+			// Ends at EOF, when the last process holding the output
+			// closes it: a detached child may hold it long after the
+			// heal, and is read on rather than killed by a SIGPIPE at
+			// its next write.
+			io.Copy(out, r)
 		}()
 		err = cmd.Wait()
-		// After a cancellation the whole group was killed already.
-		leftovers := ctx.Err() == nil && procgroup.KillLeftovers(cmd)
+		// After a cancellation the whole group was killed already. (A
+		// select, not ctx.Err: a fake-clock context blocks in Err.)
+		cancelled := false
+		select {
+		case <-ctx.Done():
+			cancelled = true
+		default:
+		}
+		leftovers := !cancelled && procgroup.KillLeftovers(cmd)
 		detached := false
 		select {
 		case <-copied:
 		case <-time.After(healOutputWait):
 			detached = true // a child outside the group holds the output
 		}
-		r.Close()
-		<-copied
 		attrs := []any{"command", command, "output", out.String(), "err", err}
 		if leftovers {
 			attrs = append(attrs, "left_behind", "killed what it left running in its process group")
 		}
 		if detached {
-			attrs = append(attrs, "output_held", fmt.Sprintf("stopped reading after %v: a detached child holds its output", healOutputWait))
+			attrs = append(attrs, "output_held", fmt.Sprintf("logged what came in %v: a detached child holds the output, read on and dropped", healOutputWait))
 		}
 		logger.Info("heal command ran", attrs...)
 		if err != nil {

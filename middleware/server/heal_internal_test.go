@@ -90,7 +90,8 @@ func TestHealCommandLeavesNothingBehind(t *testing.T) {
 }
 
 // A child that left the heal's process group and holds its output is not
-// waited for beyond healOutputWait, and does not turn success into failure.
+// waited for beyond healOutputWait, does not turn success into failure,
+// and lives on: what it writes later is read and dropped, never a SIGPIPE.
 func TestHealCommandWithADetachedChild(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
@@ -107,15 +108,40 @@ func TestHealCommandWithADetachedChild(t *testing.T) {
 			}
 		}
 	})
+	fifos := map[string]string{}
+	for _, name := range []string{"pid", "go", "result"} {
+		fifos[name] = filepath.Join(dir, name+".fifo")
+		if err := syscall.Mkfifo(fifos[name], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The heal returns once the child has left its group: it reads the
-	// child's pid from a FIFO the child writes after setsid.
-	fifo := filepath.Join(dir, "fifo")
-	heal := fmt.Sprintf("mkfifo %[1]s; setsid sh -c 'echo $$ >%[1]s; exec sleep 1000' & read pid <%[1]s; echo $pid >%[2]s; echo restarted", fifo, pidFile)
+	// child's pid from a FIFO the child writes after setsid. The child
+	// then waits for the test's go, writes to the heal's output, and says
+	// it is alive.
+	heal := fmt.Sprintf("setsid sh -c 'echo $$ >%[1]s; read x <%[2]s; echo more output; echo alive >%[3]s' & "+
+		"read pid <%[1]s; echo $pid >%[4]s; echo restarted", fifos["pid"], fifos["go"], fifos["result"], pidFile)
 	err := HealCommand(heal, logger)(context.Background())
 	if err != nil {
 		t.Fatalf("a heal that exits 0 returned %v", err)
 	}
 	if l := logs.String(); !strings.Contains(l, "restarted") || !strings.Contains(l, "output_held") {
 		t.Errorf("the log does not show the output and the held pipe:\n%s", l)
+	}
+
+	// Read and write ends open without waiting for the other side.
+	result, err := os.OpenFile(fifos["result"], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer result.Close()
+	if err := os.WriteFile(fifos["go"], []byte("go\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	result.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b := make([]byte, 16)
+	n, err := result.Read(b)
+	if got := strings.TrimSpace(string(b[:n])); got != "alive" {
+		t.Errorf("the detached child did not outlive its next write to the heal's output: read %q, %v", got, err)
 	}
 }
