@@ -141,7 +141,7 @@ type ServerConfig struct {
 	// Keepalive, when positive, is WireGuard's persistent keepalive
 	// towards the client: the server then sends keepalives on its own,
 	// whether or not it hears the client. Zero: none, as VPN servers
-	// usually have.
+	// usually have. WireGuard counts it in whole seconds: rounded up.
 	Keepalive time.Duration
 	// Log receives WireGuard's errors at debug level; nil discards them.
 	Log *slog.Logger
@@ -209,7 +209,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		mtu:    s.cfg.MTU,
 		bufs:   s.cfg.Buffers,
 		peerCfg: fmt.Sprintf("public_key=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
-			s.cfg.ClientPublicKey.hex(), netip.PrefixFrom(s.cfg.ClientAddr, s.cfg.ClientAddr.BitLen()), int(s.cfg.Keepalive/time.Second)),
+			s.cfg.ClientPublicKey.hex(), netip.PrefixFrom(s.cfg.ClientAddr, s.cfg.ClientAddr.BitLen()), keepaliveSeconds(s.cfg.Keepalive)),
 		log: s.cfg.Log,
 	})
 	if err != nil {
@@ -383,7 +383,7 @@ func (c *Client) start() (*peer, error) {
 		bufs:   c.cfg.Buffers,
 		hosts:  labHosts(c.cfg.ServerAddr),
 		peerCfg: fmt.Sprintf("public_key=%s\nendpoint=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
-			c.cfg.ServerPublicKey.hex(), c.cfg.Endpoint, all, int(c.cfg.Keepalive/time.Second)),
+			c.cfg.ServerPublicKey.hex(), c.cfg.Endpoint, all, keepaliveSeconds(c.cfg.Keepalive)),
 		log: c.cfg.Log,
 	})
 }
@@ -517,4 +517,13 @@ func (c *Client) Close() error {
 		c.peer = nil
 	}
 	return nil
+}
+
+// keepaliveSeconds is d in WireGuard's whole seconds, rounded up: a
+// keepalive asked for must not turn into none (0).
+func keepaliveSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Second - 1) / time.Second)
 }
