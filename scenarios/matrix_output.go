@@ -89,7 +89,11 @@ func (m *MatrixReport) WriteMarkdown(w io.Writer) error {
 			note += " interrupted, not in the rates"
 		}
 		if failed := r.Report.Failures(); len(failed) > 0 {
-			note += " failed, not in the rates: " + strings.Join(failed, "; ")
+			whys := make([]string, len(failed))
+			for i, f := range failed {
+				whys[i] = f.String()
+			}
+			note += " failed, not in the rates: " + strings.Join(whys, "; ")
 		}
 		fmt.Fprintf(&b, "| %d | %s | %d | %.0f%%%s | [%s](%s/report.md) |\n", i+1, r.Condition, r.Seed, 100*r.CPU, note, r.dir(), r.dir())
 	}

@@ -200,13 +200,18 @@ func (p ProberSpec) firstProbeDue() time.Duration {
 	return p.InitialDelay.Duration + time.Second + cmp.Or(p.Period.Duration, DefaultKubeletPeriod) + cmp.Or(p.Timeout.Duration, DefaultKubeletTimeout)
 }
 
-// Failures lists the configurations that were not measured, each as
-// "name: why", in the spec's order.
-func (r *Report) Failures() []string {
-	var out []string
+// A ConfigFailure is a configuration that was not measured, and why.
+type ConfigFailure struct{ Config, Why string }
+
+func (f ConfigFailure) String() string { return f.Config + ": " + f.Why }
+
+// Failures lists the configurations that were not measured, in the spec's
+// order.
+func (r *Report) Failures() []ConfigFailure {
+	var out []ConfigFailure
 	for _, name := range r.Order {
 		if why := r.Configs[name].Failed; why != "" {
-			out = append(out, name+": "+why)
+			out = append(out, ConfigFailure{Config: name, Why: why})
 		}
 	}
 	return out

@@ -214,7 +214,7 @@ func TestReportSaysAConfigurationFailed(t *testing.T) {
 	dead := measure(spec, spec.Configs[4], Timeline{}, loadgen.Result{}, start, window{})
 	dead.Failed = failure(spec, spec.Configs[4], Timeline{}, loadgen.Result{}, nil, 89*time.Second, false)
 	rep.Configs["evidence"] = dead
-	if f := rep.Failures(); len(f) != 1 || !strings.HasPrefix(f[0], "evidence: no probe ran in 89s") {
+	if f := rep.Failures(); len(f) != 1 || f[0].Config != "evidence" || !strings.HasPrefix(f[0].Why, "no probe ran in 89s") {
 		t.Errorf("failures %q, want evidence's alone", f)
 	}
 	var table, md strings.Builder

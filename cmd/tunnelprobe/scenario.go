@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
@@ -95,8 +94,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 		// A configuration that was not measured makes the run a failed
 		// one, whatever the others measured.
 		for _, f := range rep.Failures() {
-			cfg, why, _ := strings.Cut(f, ": ")
-			fmt.Fprintf(stderr, "%s: configuration %s failed, not measured: %s\n", name, cfg, why)
+			fmt.Fprintf(stderr, "%s: configuration %s failed, not measured: %s\n", name, f.Config, f.Why)
 			code = 1
 		}
 		return code
@@ -114,9 +112,8 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	}
 	for i, r := range rep.Runs {
 		for _, f := range r.Report.Failures() {
-			cfg, why, _ := strings.Cut(f, ": ")
 			fmt.Fprintf(stderr, "%s: run %d (%s, seed %d): configuration %s failed, left out of its rates: %s\n",
-				name, i+1, r.Condition, r.Seed, cfg, why)
+				name, i+1, r.Condition, r.Seed, f.Config, f.Why)
 		}
 	}
 	if code := writeResults(rep, *out, "matrix.md", *jsonPath, stdout, stderr); code != 0 || err != nil {
