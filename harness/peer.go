@@ -414,7 +414,7 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 // kernel counts a wg0 or tun0: the packets and bytes that went into the
 // tunnel (tx) and came out of it (rx); WireGuard's handshakes and
 // keepalives are not among them. A Client is a middleware.CounterSource,
-// for traffic evidence. Each device counts from zero, as an interface made
+// for proof of life. Each device counts from zero, as an interface made
 // anew by a VPN restart does, and a client that is down has no counters.
 func (c *Client) ReadCounters() (middleware.Counters, error) {
 	c.mu.RLock()

@@ -160,8 +160,10 @@ type Config struct {
 	// a flood of probes cannot hammer the target.
 	MinCheckInterval time.Duration
 
-	// Evidence, when set, lets the tunnel's own traffic decide checks
-	// before the checker runs (see [Evidence]). Its counters are sampled
+	// Evidence, when set, lets proof of life decide checks before the
+	// checker runs: an answer to the monitor's own light probe passes one,
+	// a window of probes unanswered or of sending into silence fails one
+	// (see [Evidence]). Its probes are sent, and its counters sampled,
 	// while Run runs, in every mode.
 	Evidence *Evidence
 

@@ -12,7 +12,8 @@ type Counters struct {
 // A CounterSource reads a tunnel's counters: a network interface
 // (InterfaceCounters), a WireGuard device (package middleware/wgstats),
 // the lab's client peer (package harness). ReadCounters must be quick, a
-// file or socket read: traffic evidence calls it every second.
+// file or socket read: proof of life calls it every Evidence.Interval
+// (0.25 s by default).
 type CounterSource interface {
 	ReadCounters() (Counters, error)
 }

@@ -45,17 +45,17 @@ type Result struct {
 	// cut it off before it had run for the monitor's check timeout (see
 	// [Monitor.Probe]).
 	Abandoned bool
-	// Evidence, when not empty, says what the tunnel's traffic showed: the
-	// result was decided by traffic evidence (Config.Evidence) and no
-	// active check ran.
+	// Evidence, when not empty, says what decided the result without an
+	// active check (Config.Evidence): the light probe's answer, its
+	// silence, or the counters' sending into silence.
 	Evidence string
 }
 
 // Passed reports whether the check passed.
 func (r Result) Passed() bool { return r.Err == nil }
 
-// DecidedBy returns "evidence" for a result the tunnel's traffic decided,
-// "active" for one a check ran for.
+// DecidedBy returns "evidence" for a result proof of life decided
+// (Config.Evidence), "active" for one a check ran for.
 func (r Result) DecidedBy() string {
 	if r.Evidence != "" {
 		return "evidence"

@@ -53,8 +53,8 @@ type checkJSON struct {
 	Output              string   `json:"output,omitempty"`
 	Source              string   `json:"source,omitempty"`
 	ConsecutiveFailures int      `json:"consecutiveFailures"`
-	// DecidedBy is "evidence" when the tunnel's traffic decided the
-	// check (Config.Evidence), "active" when a check ran.
+	// DecidedBy is "evidence" when proof of life decided the check
+	// (Config.Evidence), "active" when a check ran.
 	DecidedBy string `json:"decidedBy"`
 }
 

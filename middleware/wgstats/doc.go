@@ -1,9 +1,9 @@
 // Package wgstats reads a WireGuard device through wgctrl, kernel or
 // userspace (wireguard-go's UAPI socket): its traffic counters, a
-// middleware.CounterSource for traffic evidence, and each peer's last
-// handshake, which it exports as Prometheus metrics. It lives apart from
-// package middleware so that the middleware does not pull in wgctrl and
-// netlink.
+// middleware.CounterSource for proof of life (Config.Evidence), and each
+// peer's last handshake, which it exports as Prometheus metrics. It lives
+// apart from package middleware so that the middleware does not pull in
+// wgctrl and netlink.
 //
 // The counters are the sums over the device's peers of wgctrl's received
 // and transmitted bytes, which count WireGuard's own handshakes and
