@@ -94,9 +94,10 @@ type Evidence struct {
 	ProbeTimeout time.Duration
 	// MaxLoss, when positive, fails checks while the probes' loss over
 	// LossWindow is above it (0.2: 20%), once at least 10 probes ended in
-	// it. Zero: loss is reported, never acted on. A silence of a Window (an
-	// outage, which fails checks already) and a heal start the count
-	// over: the tunnel that came back is judged on its own probes.
+	// it. Zero: loss is reported, never acted on. The first answer, a
+	// silence of a Window (an outage, which fails checks already) and a
+	// heal start the count over: a tunnel that came up, or back, is judged
+	// on its own probes.
 	MaxLoss float64
 	// LossWindow is how far back the probes' loss and round trip are
 	// measured. Zero means DefaultLossWindow.

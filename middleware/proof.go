@@ -182,10 +182,11 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 		// dead. The price: a tunnel that dies one way is detected a
 		// queue's delay later, when the answers already on their way have
 		// arrived.
-		if !p.lastAnswer.IsZero() && end.Sub(p.lastAnswer) >= p.cfg.Window {
-			// The first answer after a silence that failed checks: the
-			// tunnel came back, restarted by whoever it was, and the
-			// silence's loss says nothing of its quality now.
+		if p.lastAnswer.IsZero() || end.Sub(p.lastAnswer) >= p.cfg.Window {
+			// The first answer ever, or after a silence that failed
+			// checks: the tunnel is up, or came back, restarted by
+			// whoever it was, and the loss while it was not says
+			// nothing of its quality now.
 			p.forgetLossLocked(sent)
 		}
 		p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0

@@ -207,6 +207,19 @@ func TestProofOfLifeMaxLossForgetsAnOutage(t *testing.T) {
 	}
 }
 
+// Nor is the loss while the tunnel was not up yet: a VPN that takes its
+// time to connect is judged from its first answer on.
+func TestProofOfLifeMaxLossCountsFromTheFirstAnswer(t *testing.T) {
+	r := newProbeRig(t, Evidence{MaxLoss: 0.2, LossWindow: time.Minute})
+	r.losing = true
+	r.ticks(30, true, 0, 0, 0) // 15 s, no answer: the active check decides
+	r.losing = false
+	r.tick(true, 0, 0, 0)
+	if got := r.ticks(10, true, 0, 0, 0); got != strings.Repeat("P", 10) {
+		t.Errorf("after the tunnel came up: %s, want passes: the loss before it still counted", got)
+	}
+}
+
 // A sender that stopped decides nothing: evidence never keeps a state on
 // old data.
 func TestProofOfLifeNeedsAFreshSender(t *testing.T) {
