@@ -41,6 +41,16 @@ const (
 	DefaultMinSentBytes     = 4096
 )
 
+// MinEvidenceDuration is the least Window, Interval, ProbeTimeout and
+// LossWindow may be: a probe every nanosecond is a socket and a goroutine
+// each, enough to starve the host, and no answer comes back through a
+// tunnel that fast.
+const MinEvidenceDuration = 10 * time.Millisecond
+
+// MinLossSample is how many probes must have ended in LossWindow before
+// their loss may fail a check (MaxLoss): fewer say too little.
+const MinLossSample = 10
+
 // Evidence is Config.Evidence: before a check dials, what the tunnel showed
 // meanwhile decides it when it can.
 //
@@ -93,14 +103,15 @@ type Evidence struct {
 	// DefaultProbeTimeout.
 	ProbeTimeout time.Duration
 	// MaxLoss, when positive, fails checks while the probes' loss over
-	// LossWindow is above it (0.2: 20%), once at least 10 probes ended in
-	// it. Zero: loss is reported, never acted on. The first answer, a
+	// LossWindow is above it (0.2: 20%), once at least MinLossSample
+	// probes ended in it. Zero: loss is reported, never acted on. The first answer, a
 	// silence of a Window (an outage, which fails checks already) and a
 	// heal start the count over: a tunnel that came up, or back, is judged
 	// on its own probes.
 	MaxLoss float64
 	// LossWindow is how far back the probes' loss and round trip are
-	// measured. Zero means DefaultLossWindow.
+	// measured; with MaxLoss, at least MinLossSample Intervals. Zero means
+	// DefaultLossWindow.
 	LossWindow time.Duration
 	// MinSentBytes is how much must go out unanswered for the counters'
 	// silence rule to fail a check. Zero means DefaultMinSentBytes.
@@ -130,6 +141,8 @@ func (e Evidence) withDefaults() (Evidence, error) {
 			errs = append(errs, fmt.Errorf("evidence: %s %v is negative", d.name, *d.v))
 		case *d.v == 0:
 			*d.v = d.def
+		case *d.v < MinEvidenceDuration:
+			errs = append(errs, fmt.Errorf("evidence: %s %v is shorter than %v", d.name, *d.v, MinEvidenceDuration))
 		}
 	}
 	if e.Interval > e.Window {
@@ -137,6 +150,10 @@ func (e Evidence) withDefaults() (Evidence, error) {
 	}
 	if !(e.MaxLoss >= 0 && e.MaxLoss < 1) { // NaN too
 		errs = append(errs, fmt.Errorf("evidence: MaxLoss %v is not in [0, 1)", e.MaxLoss))
+	}
+	if e.MaxLoss > 0 && e.LossWindow < MinLossSample*e.Interval {
+		errs = append(errs, fmt.Errorf("evidence: LossWindow %v holds fewer than the %d probes MaxLoss needs, one every %v",
+			e.LossWindow, MinLossSample, e.Interval))
 	}
 	if e.MinSentBytes == 0 {
 		e.MinSentBytes = DefaultMinSentBytes

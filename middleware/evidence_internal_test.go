@@ -224,6 +224,9 @@ func TestEvidenceThresholds(t *testing.T) {
 		{Probe: probe, MaxLoss: 1},
 		{Probe: probe, MaxLoss: -0.1},
 		{Probe: probe, MaxLoss: math.NaN()},
+		{Probe: probe, Interval: time.Nanosecond}, // a socket and a goroutine per nanosecond
+		{Probe: probe, ProbeTimeout: time.Millisecond},
+		{Probe: probe, MaxLoss: 0.2, LossWindow: time.Second}, // 4 probes: MaxLoss could never act
 	} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("%+v accepted", bad)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -95,10 +96,20 @@ func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe,
 	if host == "" {
 		return LightProbe{}, nil, fmt.Errorf("light probe %q: no host", target)
 	}
-	if _, _, err := net.SplitHostPort(host); err == nil {
+	// What cannot be a host would be probed all the same, never answered,
+	// and decide nothing: refuse it here.
+	if strings.ContainsAny(host, " \t\r\n,/?#") {
+		return LightProbe{}, nil, fmt.Errorf("light probe %q: want HOST or HOST:PORT, with no spaces, commas or path", target)
+	}
+	if h, port, err := net.SplitHostPort(host); err == nil {
 		// A port belongs to udp-dns or tcp: an ICMP probe would ask for a
-		// host named "HOST:PORT", never answered, and decide nothing.
+		// host named "HOST:PORT".
+		n, perr := strconv.Atoi(port)
 		switch {
+		case h == "":
+			return LightProbe{}, nil, fmt.Errorf("light probe %q: no host", target)
+		case perr != nil || n < 1 || n > 65535:
+			return LightProbe{}, nil, fmt.Errorf("light probe %q: port %q is not a number from 1 to 65535", target, port)
 		case !pinned:
 			return LightProbe{}, nil, fmt.Errorf("light probe %q: a port needs its kind: udp-dns://%s or tcp://%s", target, host, host)
 		case kind == ProbeICMP:

@@ -282,12 +282,8 @@ func (p *proofOfLife) lossError(now time.Time) error {
 // lossTooHigh reports whether s's loss is above maxLoss (0: no limit),
 // over enough probes to mean something.
 func (s LightProbeStats) lossTooHigh(maxLoss float64) bool {
-	return maxLoss > 0 && s.Sent >= minLossSample && s.Loss > maxLoss
+	return maxLoss > 0 && s.Sent >= MinLossSample && s.Loss > maxLoss
 }
-
-// minLossSample is how many probes must have ended in LossWindow before
-// their loss may fail a check: fewer say too little.
-const minLossSample = 10
 
 // changes returns a channel closed at the next send or end.
 func (p *proofOfLife) changes() <-chan struct{} {

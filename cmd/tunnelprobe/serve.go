@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
@@ -77,9 +78,9 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 		"an answer in the --evidence-window passes a check at once, a window without one fails it (docs/serve.md);\n"+
 		"HOST tries icmp, then udp-dns to HOST:53, then tcp to HOST:443, and takes the first that can work here;\n"+
 		"icmp://HOST, udp-dns://HOST[:PORT] or tcp://HOST[:PORT] takes that kind only, e.g. 1.1.1.1 or 10.64.0.1")
-	fs.StringVar(&f.evidenceIface, "evidence-iface", "", "the tunnel's network `interface` (wg0, tun0): the light probe leaves by it or not at all, and its\n"+
+	fs.Var(cliflag.String(&f.evidenceIface, parseIfaceName), "evidence-iface", "the tunnel's network `interface` (wg0, tun0): the light probe leaves by it or not at all, and its\n"+
 		"counters are read: a window of sending into silence fails a check at once; what arrives never passes one")
-	fs.StringVar(&f.evidenceWG, "evidence-wireguard", "", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
+	fs.Var(cliflag.String(&f.evidenceWG, parseIfaceName), "evidence-wireguard", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
 		"--metrics then also exports each peer's handshake age")
 	fs.BoolVar(&f.server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
 }
@@ -221,8 +222,50 @@ func (f *serveFlags) setEvidence(cfg *server.Config, probe *middleware.LightProb
 		}
 	}
 	ev := f.evidence
+	if err := checkEvidenceFlags(ev); err != nil {
+		return err
+	}
 	ev.Probe, ev.Source = probe, src
 	cfg.Monitor.Evidence = &ev
+	return nil
+}
+
+// parseIfaceName accepts what Linux accepts as an interface name (and
+// wireguard-go as a device's): 1 to 15 bytes, not "." or "..", no slash,
+// colon or space. Anything else would be bound to and read in vain, every
+// probe failing with "no such device".
+func parseIfaceName(s string) (string, error) {
+	switch {
+	case s == "" || s == "." || s == "..":
+		return "", errors.New("not an interface name")
+	case len(s) > 15:
+		return "", fmt.Errorf("%d bytes: an interface name has at most 15", len(s))
+	case strings.ContainsAny(s, "/: \t\n\r"):
+		return "", errors.New("an interface name has no slash, colon or space")
+	}
+	return s, nil
+}
+
+// checkEvidenceFlags refuses, naming the flags, what middleware.Evidence
+// would refuse naming its fields.
+func checkEvidenceFlags(ev middleware.Evidence) error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"evidence-window", ev.Window}, {"evidence-interval", ev.Interval}, {"light-probe-timeout", ev.ProbeTimeout}, {"loss-window", ev.LossWindow}} {
+		if d.v < middleware.MinEvidenceDuration {
+			return fmt.Errorf("invalid value %v for flag --%s: shorter than %v", d.v, d.flag, middleware.MinEvidenceDuration)
+		}
+	}
+	switch {
+	case ev.Interval > ev.Window:
+		return fmt.Errorf("--evidence-interval %v is longer than --evidence-window %v: a window must hold a probe", ev.Interval, ev.Window)
+	case ev.MaxLoss >= 1:
+		return fmt.Errorf("invalid value %v for flag --max-loss: want a share below 1 (0.2: 20%%)", ev.MaxLoss)
+	case ev.MaxLoss > 0 && ev.LossWindow < middleware.MinLossSample*ev.Interval:
+		return fmt.Errorf("--loss-window %v holds fewer than the %d probes --max-loss needs, one every --evidence-interval %v",
+			ev.LossWindow, middleware.MinLossSample, ev.Interval)
+	}
 	return nil
 }
 

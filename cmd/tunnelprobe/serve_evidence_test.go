@@ -106,6 +106,16 @@ func TestServeEvidenceBadFlags(t *testing.T) {
 		{[]string{"--light-probe", "sctp://10.0.0.1"}, `invalid value "sctp://10.0.0.1" for flag --light-probe: light probe "sctp://10.0.0.1": unknown kind "sctp"`},
 		{[]string{"--light-probe", "1.1.1.1", "--max-loss", "x"}, "--max-loss"},
 		{[]string{"--light-probe", "1.1.1.1", "--preset", "upstream"}, "--preset upstream fixes what --light-probe sets"},
+		// What would be accepted and then never answered, or starve the host.
+		{[]string{"--light-probe", "tcp://:8443"}, `invalid value "tcp://:8443" for flag --light-probe`},
+		{[]string{"--light-probe", "udp-dns://10.0.0.1/example.com"}, "for flag --light-probe"},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--evidence-interval", "1ns"}, "invalid value 1ns for flag --evidence-interval"},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--light-probe-timeout", "1ms"}, "invalid value 1ms for flag --light-probe-timeout"},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--evidence-interval", "5s"}, "--evidence-interval 5s is longer than --evidence-window 3s"},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--max-loss", "1"}, "invalid value 1 for flag --max-loss"},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--max-loss", "0.2", "--loss-window", "1s"}, "--loss-window 1s holds fewer than the 10 probes"},
+		{[]string{"--evidence-iface", "a/b"}, `for flag --evidence-iface`},
+		{[]string{"--evidence-wireguard", strings.Repeat("w", 16)}, `for flag --evidence-wireguard`},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := serveCommand(t.Context(), tc.args, noEnv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.mention) {
