@@ -120,7 +120,9 @@ func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
 	fs.Var(cliflag.Duration(&m.MaxWait, middleware.DefaultMaxWait, false), "max-wait", "the longest `duration` the status endpoint's ?wait= may wait")
 	fs.Var(cliflag.Duration(&m.MinCheckInterval, 0, true), "min-check-interval",
 		"`duration` during which /check/ serves the last result again instead of checking; 0 checks every time")
-	fs.StringVar(&f.server.HealCommand, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN")
+	fs.StringVar(&f.server.HealCommand, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN;\n"+
+		"its exit status decides, and what it leaves in its process group is killed: start a daemon with\n"+
+		"setsid sh -c 'daemon >>log 2>&1 &' (docs/serve.md)")
 	fs.Var(cliflag.Duration(&m.HealTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
 		"the longest `duration` a heal may take: then its command is killed and the heal reported as failed")
 	f.registerEvidence(fs)

@@ -29,9 +29,15 @@ const (
 // status decides: zero is a heal that worked, anything else an error. The
 // command runs in a process group of its own; when it exits, what it left
 // running in that group (a shell's background job) is killed, so that
-// repeated heals leave nothing behind; a daemon meant to outlive the heal
-// must detach (setsid), as daemons do; what it writes to the heal's output
-// later is read and dropped. When the heal's ctx ends (the
+// repeated heals leave nothing behind. A daemon meant to outlive the heal
+// must be in a session of its own before the command exits:
+//
+//	setsid sh -c 'openvpn --config /etc/vpn.conf >>/var/log/vpn.log 2>&1 &'
+//
+// ("setsid openvpn ... &" races with the command's exit: if the shell exits
+// first, the daemon is still in the group and killed). What a daemon
+// writes to the heal's output later is read and dropped; once the process
+// exits nothing reads it, so a daemon should send its output elsewhere. When the heal's ctx ends (the
 // monitor's HealTimeout, or shutdown) the whole group is killed. The first
 // and last 2 KiB of its combined output are logged to logger (nil: not
 // logged).

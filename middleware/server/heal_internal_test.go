@@ -89,6 +89,45 @@ func TestHealCommandLeavesNothingBehind(t *testing.T) {
 	}
 }
 
+// The documented way to start a daemon from a heal: setsid runs in the
+// foreground and puts a shell in a session of its own, which starts the
+// daemon there and exits; the heal's group never holds the daemon, so no
+// race with the heal's exit can kill it, and with its output elsewhere
+// nothing waits for it either.
+func TestHealCommandStartsADaemonTheDocumentedWay(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid here")
+	}
+	logs := new(syncbuf.Buffer)
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	var pid int
+	t.Cleanup(func() {
+		if pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	heal := fmt.Sprintf("setsid sh -c 'sleep 1000 >/dev/null 2>&1 & echo $! >%s'; echo restarted", pidFile)
+	if err := HealCommand(heal, logger)(context.Background()); err != nil {
+		t.Fatalf("the heal returned %v", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+		t.Fatal(err)
+	}
+	// Alive, and no zombie, which an init that does not reap would keep.
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(stat), ") Z ") {
+		t.Errorf("the daemon did not outlive the heal: %q, %v", stat, err)
+	}
+	if l := logs.String(); strings.Contains(l, "left_behind") || strings.Contains(l, "output_held") {
+		t.Errorf("the heal reported leftovers or a held output:\n%s", l)
+	}
+}
+
 // A child that left the heal's process group and holds its output is not
 // waited for beyond healOutputWait, does not turn success into failure,
 // and lives on: what it writes later is read and dropped, never a SIGPIPE.
