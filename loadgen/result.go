@@ -154,35 +154,11 @@ func merge(results []Result, name func(int) string) (Result, error) {
 			end = e
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
-		s := sums{from: name(i)}
-		sumInto(&s, &out.Processes, max(r.Processes, 1), "processes")
-		sumInto(&s, &out.ConnsRequested, r.ConnsRequested, "conns_requested")
-		sumInto(&s, &out.BytesUp, r.BytesUp, "bytes_up")
-		sumInto(&s, &out.BytesDown, r.BytesDown, "bytes_down")
-		sumInto(&s, &out.Disruptions, r.Disruptions, "disruptions")
-		sumInto(&s, &out.Probes, r.Probes, "probes")
-		sumInto(&s, &out.ProbeFailures, r.ProbeFailures, "probe_failures")
-		for _, k := range sortedErrors(r.Errors) {
-			n := out.Errors[k]
-			sumInto(&s, &n, r.Errors[k], "errors."+k)
-			out.Errors[k] = n
+		if err := out.addCounters(r, name(i)); err != nil {
+			return Result{}, err
 		}
-		if s.err != nil {
-			return Result{}, s.err
-		}
-		for _, h := range []struct {
-			name string
-			into *hdrhistogram.Histogram
-			snap *hdrhistogram.Snapshot
-		}{{"connect", connect, r.Histograms.Connect}, {"probe", probe, r.Histograms.Probe}} {
-			from := hdrhistogram.Import(h.snap)
-			if _, ok := addInt(h.into.TotalCount(), from.TotalCount()); !ok {
-				return Result{}, fmt.Errorf("merge: %s: histograms.%s: its %d samples and the %d before it overflow int64",
-					name(i), h.name, from.TotalCount(), h.into.TotalCount())
-			}
-			if dropped := h.into.Merge(from); dropped > 0 {
-				return Result{}, fmt.Errorf("merge: %s: %d %s samples out of range", name(i), dropped, h.name)
-			}
+		if err := mergeHistograms(connect, probe, r.Histograms, name(i)); err != nil {
+			return Result{}, err
 		}
 		for _, sec := range r.Series {
 			m := seconds[sec.T]
@@ -214,6 +190,45 @@ func merge(results []Result, name func(int) string) (Result, error) {
 	out.ConnectLatencyMS = Summarize(connect)
 	out.ProbeLatencyMS = Summarize(probe)
 	return out, nil
+}
+
+// addCounters adds r's counters into out; from names r in the error of a
+// sum that would overflow.
+func (out *Result) addCounters(r Result, from string) error {
+	s := sums{from: from}
+	sumInto(&s, &out.Processes, max(r.Processes, 1), "processes")
+	sumInto(&s, &out.ConnsRequested, r.ConnsRequested, "conns_requested")
+	sumInto(&s, &out.BytesUp, r.BytesUp, "bytes_up")
+	sumInto(&s, &out.BytesDown, r.BytesDown, "bytes_down")
+	sumInto(&s, &out.Disruptions, r.Disruptions, "disruptions")
+	sumInto(&s, &out.Probes, r.Probes, "probes")
+	sumInto(&s, &out.ProbeFailures, r.ProbeFailures, "probe_failures")
+	for _, k := range sortedErrors(r.Errors) {
+		n := out.Errors[k]
+		sumInto(&s, &n, r.Errors[k], "errors."+k)
+		out.Errors[k] = n
+	}
+	return s.err
+}
+
+// mergeHistograms merges h's histograms into connect and probe; from names
+// them in the errors.
+func mergeHistograms(connect, probe *hdrhistogram.Histogram, h Histograms, from string) error {
+	for _, m := range []struct {
+		name string
+		into *hdrhistogram.Histogram
+		snap *hdrhistogram.Snapshot
+	}{{"connect", connect, h.Connect}, {"probe", probe, h.Probe}} {
+		add := hdrhistogram.Import(m.snap)
+		if _, ok := addInt(m.into.TotalCount(), add.TotalCount()); !ok {
+			return fmt.Errorf("merge: %s: histograms.%s: its %d samples and the %d before it overflow int64",
+				from, m.name, add.TotalCount(), m.into.TotalCount())
+		}
+		if dropped := m.into.Merge(add); dropped > 0 {
+			return fmt.Errorf("merge: %s: %d %s samples out of range", from, dropped, m.name)
+		}
+	}
+	return nil
 }
 
 // secondsDuration converts seconds to a Duration, clamped to its range: a

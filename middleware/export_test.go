@@ -4,6 +4,10 @@ import "time"
 
 // Test seams, visible to package middleware_test only.
 
+// TCPProbe is the tcp light probe of addr, which ChooseLightProbe would
+// take only after icmp and udp-dns.
+var TCPProbe = tcpProbe
+
 // SetSleepHook makes the loop call f each time it has set its timer.
 func SetSleepHook(m *Monitor, f func(until time.Time)) { m.sleeping = f }
 

@@ -51,16 +51,16 @@ func ICMPProbe(host string, d Dialer) LightProbe {
 	return LightProbe{Kind: ProbeICMP, Target: host, Check: ICMPCheck{Address: host, Dialer: d}}
 }
 
-// DNSProbe asks the DNS server at server ("host" or "host:port", port 53
+// dnsProbe asks the DNS server at server ("host" or "host:port", port 53
 // by default) one query over UDP through d (see [DNSQueryCheck]).
-func DNSProbe(server string, d Dialer) LightProbe {
+func dnsProbe(server string, d Dialer) LightProbe {
 	server = WithDefaultPort(server, "53")
 	return LightProbe{Kind: ProbeUDPDNS, Target: server, Check: DNSQueryCheck{Server: server, Dialer: d}}
 }
 
-// TCPProbe opens a TCP connection to addr ("host" or "host:port", port 443
+// tcpProbe opens a TCP connection to addr ("host" or "host:port", port 443
 // by default) through d and closes it (see [TCPCheck]).
-func TCPProbe(addr string, d Dialer) LightProbe {
+func tcpProbe(addr string, d Dialer) LightProbe {
 	addr = WithDefaultPort(addr, "443")
 	return LightProbe{Kind: ProbeTCP, Target: addr, Check: TCPCheck{Address: addr, Dialer: d}}
 }
@@ -116,7 +116,7 @@ func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe,
 			return LightProbe{}, nil, fmt.Errorf("light probe %q: icmp takes a host, no port", target)
 		}
 	}
-	candidates := []LightProbe{ICMPProbe(host, d), DNSProbe(host, d), TCPProbe(host, d)}
+	candidates := []LightProbe{ICMPProbe(host, d), dnsProbe(host, d), tcpProbe(host, d)}
 	var skipped []error
 	for _, p := range candidates {
 		if pinned && p.Kind != kind {

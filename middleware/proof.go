@@ -38,14 +38,6 @@ type LightProbeObserver interface {
 	LightProbeFinished(LightProbeResult)
 }
 
-// LightProbeObserverFunc adapts a function to a [LightProbeObserver].
-type LightProbeObserverFunc func(LightProbeResult)
-
-var _ LightProbeObserver = LightProbeObserverFunc(nil)
-
-// LightProbeFinished calls f(r).
-func (f LightProbeObserverFunc) LightProbeFinished(r LightProbeResult) { f(r) }
-
 // LightProbeStats is what the light probes showed over Evidence.LossWindow:
 // the quality of a tunnel that works.
 type LightProbeStats struct {

@@ -344,10 +344,7 @@ const MaxLoadConns = 40_000
 // Counts over their limits (MaxConfigs, MaxOutages, MaxLinkChanges) are
 // reported alone, before any entry is looked at.
 func (s Spec) Validate() error {
-	var errs []error
-	bad := func(path, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("spec: %s: %s", path, fmt.Sprintf(format, args...)))
-	}
+	var errs specErrors
 	for _, c := range []struct {
 		path, what string
 		n, most    int
@@ -357,7 +354,7 @@ func (s Spec) Validate() error {
 		{"link.changes", "changes", len(s.Link.Changes), MaxLinkChanges},
 	} {
 		if c.n > c.most {
-			bad(c.path, "%d %s, at most %d", c.n, c.what, c.most)
+			errs.bad(c.path, "%d %s, at most %d", c.n, c.what, c.most)
 		}
 	}
 	if len(errs) > 0 {
@@ -365,86 +362,105 @@ func (s Spec) Validate() error {
 	}
 	switch d := s.Duration.Duration; {
 	case d <= 0:
-		bad("duration", "must be positive")
+		errs.bad("duration", "must be positive")
 	case d > MaxDuration:
-		bad("duration", "%v is longer than %v, the most a run may take", d, MaxDuration)
+		errs.bad("duration", "%v is longer than %v, the most a run may take", d, MaxDuration)
 	}
+	s.validateLink(&errs)
+	s.validateLoad(&errs)
+	if s.Container.StartDelay.Duration < 0 {
+		errs.bad("container.start_delay", "%v is negative", s.Container.StartDelay)
+	}
+	s.validateConfigs(&errs)
+	if n := len(errs) - MaxSpecErrors; n > 0 {
+		errs = append(errs[:MaxSpecErrors], fmt.Errorf("spec: ... and %d more errors", n))
+	}
+	return errors.Join(errs...)
+}
+
+// specErrors collects Validate's errors, each named by its field's path.
+type specErrors []error
+
+func (e *specErrors) bad(path, format string, args ...any) {
+	*e = append(*e, fmt.Errorf("spec: %s: %s", path, fmt.Sprintf(format, args...)))
+}
+
+func (s Spec) validateLink(errs *specErrors) {
 	if _, err := s.Link.settings(); err != nil {
-		bad("link", "%v", err)
+		errs.bad("link", "%v", err)
 	}
 	for i, c := range s.Link.Changes {
 		path := fmt.Sprintf("link.changes[%d]", i)
 		if c.At.Duration < 0 || c.At.Duration > s.Duration.Duration {
-			bad(path+".at", "%v is outside the run", c.At)
+			errs.bad(path+".at", "%v is outside the run", c.At)
 		}
 		if _, err := c.apply(harness.Settings{}); err != nil {
-			bad(path, "%v", err)
+			errs.bad(path, "%v", err)
 		}
 	}
 	for i, w := range s.Link.Outages {
 		path := fmt.Sprintf("link.outages[%d]", i)
 		if w.Start.Duration < 0 || w.Duration.Duration <= 0 || w.End() > s.Duration.Duration {
-			bad(path, "must lie within the run and last a positive time")
+			errs.bad(path, "must lie within the run and last a positive time")
 		}
 		switch w.Direction {
 		case "", "both", "up", "down":
 		default:
-			bad(path+".direction", "%q is not both, up or down", w.Direction)
-		}
-	}
-	switch total := min(s.Load.Conns, MaxLoadConns+1) * max(len(s.Configs), 1); {
-	case s.Load.Conns < 0:
-		bad("load.conns", "%d is negative", s.Load.Conns)
-	case total > MaxLoadConns:
-		bad("load.conns", "%d for each of %d configurations is more than the %d connections a run can hold at once",
-			s.Load.Conns, len(s.Configs), MaxLoadConns)
-	}
-	if s.Load.Share < 0 || s.Load.Share > 1 {
-		bad("load.share", "%v is outside 0..1", s.Load.Share)
-	}
-	if s.Load.Ramp.Duration < 0 || s.Load.Ramp.Duration >= s.Duration.Duration && s.Duration.Duration > 0 {
-		bad("load.ramp", "must be shorter than the run")
-	}
-	if s.Load.Stream != "" {
-		if r, err := harness.ParseRate(s.Load.Stream); err != nil || r <= 0 {
-			bad("load.stream", "%q is not a positive rate", s.Load.Stream)
+			errs.bad(path+".direction", "%q is not both, up or down", w.Direction)
 		}
 	}
 	if k := s.Link.ServerKeepalive.Duration; k < 0 || k%time.Second != 0 || k > time.Hour {
-		bad("link.server_keepalive", "%v is not a whole number of seconds up to an hour", k)
+		errs.bad("link.server_keepalive", "%v is not a whole number of seconds up to an hour", k)
+	}
+}
+
+func (s Spec) validateLoad(errs *specErrors) {
+	switch total := min(s.Load.Conns, MaxLoadConns+1) * max(len(s.Configs), 1); {
+	case s.Load.Conns < 0:
+		errs.bad("load.conns", "%d is negative", s.Load.Conns)
+	case total > MaxLoadConns:
+		errs.bad("load.conns", "%d for each of %d configurations is more than the %d connections a run can hold at once",
+			s.Load.Conns, len(s.Configs), MaxLoadConns)
+	}
+	if s.Load.Share < 0 || s.Load.Share > 1 {
+		errs.bad("load.share", "%v is outside 0..1", s.Load.Share)
+	}
+	if s.Load.Ramp.Duration < 0 || s.Load.Ramp.Duration >= s.Duration.Duration && s.Duration.Duration > 0 {
+		errs.bad("load.ramp", "must be shorter than the run")
+	}
+	if s.Load.Stream != "" {
+		if r, err := harness.ParseRate(s.Load.Stream); err != nil || r <= 0 {
+			errs.bad("load.stream", "%q is not a positive rate", s.Load.Stream)
+		}
 	}
 	if s.Load.Direction != "" {
 		if _, err := loadgen.ParseDirection(s.Load.Direction); err != nil {
-			bad("load.direction", "%v", err)
+			errs.bad("load.direction", "%v", err)
 		}
 	}
-	if s.Container.StartDelay.Duration < 0 {
-		bad("container.start_delay", "%v is negative", s.Container.StartDelay)
-	}
+}
+
+func (s Spec) validateConfigs(errs *specErrors) {
 	if len(s.Configs) == 0 {
-		bad("configs", "at least one configuration is needed")
+		errs.bad("configs", "at least one configuration is needed")
 	}
 	names := map[string]bool{}
 	for i, c := range s.Configs {
 		path := fmt.Sprintf("configs[%d]", i)
 		switch {
 		case c.Name == "":
-			bad(path+".name", "is empty")
+			errs.bad(path+".name", "is empty")
 		case names[c.Name]:
-			bad(path+".name", "%q is used twice", c.Name)
+			errs.bad(path+".name", "%q is used twice", c.Name)
 		}
 		names[c.Name] = true
 		if _, err := c.Health.config(); err != nil {
-			bad(path+".health", "%v", err)
+			errs.bad(path+".health", "%v", err)
 		}
 		if err := c.Prober.validate(); err != nil {
-			bad(path+".prober", "%v", err)
+			errs.bad(path+".prober", "%v", err)
 		}
 	}
-	if n := len(errs) - MaxSpecErrors; n > 0 {
-		errs = append(errs[:MaxSpecErrors], fmt.Errorf("spec: ... and %d more errors", n))
-	}
-	return errors.Join(errs...)
 }
 
 // settings returns the link's initial settings.

@@ -36,8 +36,11 @@ var (
 	runMatrix   = scenarios.RunMatrix
 )
 
+// scenarioName names the command in its messages.
+const scenarioName = "tunnelprobe scenario"
+
 func scenarioCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	const name = "tunnelprobe scenario"
+	const name = scenarioName
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	out := fs.String("out", "scenario-results", "`directory` for report.md, report.json and timeline.png (with --matrix or --repeat: matrix.md,\n"+
 		"matrix.json, matrix.png and a folder per run)")
@@ -80,30 +83,43 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 		if *seed != 0 {
 			spec.Seed = *seed
 		}
-		fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
-			spec.Name, len(spec.Configs), spec.Duration, spec.Seed, spec.Seed)
-		rep, err := runScenario(ctx, spec, scenarios.Options{Progress: stderr})
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			return 1
-		}
-		if rep.Interrupted {
-			fmt.Fprintf(stderr, "%s: interrupted after %.0fs; writing what was measured\n", name, rep.DurationSeconds)
-		}
-		code := writeResults(rep, *out, "report.md", *jsonPath, stdout, stderr)
-		// A configuration that was not measured makes the run a failed
-		// one, whatever the others measured.
-		for _, f := range rep.Failures() {
-			fmt.Fprintf(stderr, "%s: configuration %s failed, not measured: %s\n", name, f.Config, f.Why)
-			code = 1
-		}
-		return code
+		return runOne(ctx, spec, *out, *jsonPath, stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
 		len(conditions)*repeat, len(conditions), repeat, took)
-	rep, err := runMatrix(ctx, conditions, scenarios.MatrixOptions{
+	return runMany(ctx, conditions, scenarios.MatrixOptions{
 		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout,
-	})
+	}, *out, *jsonPath, stdout, stderr)
+}
+
+// runOne runs spec once and writes its report into out (and jsonPath).
+func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath string, stdout, stderr io.Writer) int {
+	const name = scenarioName
+	fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
+		spec.Name, len(spec.Configs), spec.Duration, spec.Seed, spec.Seed)
+	rep, err := runScenario(ctx, spec, scenarios.Options{Progress: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	if rep.Interrupted {
+		fmt.Fprintf(stderr, "%s: interrupted after %.0fs; writing what was measured\n", name, rep.DurationSeconds)
+	}
+	code := writeResults(rep, out, "report.md", jsonPath, stdout, stderr)
+	// A configuration that was not measured makes the run a failed one,
+	// whatever the others measured.
+	for _, f := range rep.Failures() {
+		fmt.Fprintf(stderr, "%s: configuration %s failed, not measured: %s\n", name, f.Config, f.Why)
+		code = 1
+	}
+	return code
+}
+
+// runMany runs the conditions as opts says and writes the matrix into out
+// (and jsonPath).
+func runMany(ctx context.Context, conditions []scenarios.Spec, opts scenarios.MatrixOptions, out, jsonPath string, stdout, stderr io.Writer) int {
+	const name = scenarioName
+	rep, err := runMatrix(ctx, conditions, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v; writing the runs before it\n", name, err)
 	}
@@ -116,7 +132,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 				name, i+1, r.Condition, r.Seed, f.Config, f.Why)
 		}
 	}
-	if code := writeResults(rep, *out, "matrix.md", *jsonPath, stdout, stderr); code != 0 || err != nil {
+	if code := writeResults(rep, out, "matrix.md", jsonPath, stdout, stderr); code != 0 || err != nil {
 		return 1
 	}
 	return 0
@@ -161,7 +177,7 @@ const rescuedPattern = "tunnelprobe-scenario-rescued-*"
 // Results that cannot go into out go into a rescue folder, named on
 // stderr, rather than be lost; the exit code is then 1.
 func writeResults(r results, out, main, jsonPath string, stdout, stderr io.Writer) int {
-	const name = "tunnelprobe scenario"
+	const name = scenarioName
 	code := 0
 	fmt.Fprintln(stdout)
 	if err := r.WriteTable(stdout); err != nil {
