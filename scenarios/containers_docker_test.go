@@ -28,6 +28,8 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // requireDockerEnv names the variable that turns a missing daemon from a
@@ -339,7 +341,7 @@ type vpnContainer struct {
 	ctr     testcontainers.Container
 	rec     func() *recorder
 	grace   time.Duration
-	backoff CrashBackoff
+	backoff prober.CrashBackoff
 
 	mu       sync.Mutex
 	n        int
@@ -347,7 +349,7 @@ type vpnContainer struct {
 	restarts []string // what each restart did, for the log
 }
 
-var _ Container = (*vpnContainer)(nil)
+var _ prober.Container = (*vpnContainer)(nil)
 
 func (c *vpnContainer) ID() string {
 	c.mu.Lock()

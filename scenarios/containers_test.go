@@ -26,6 +26,8 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // The container scenarios: the quick suite's four configurations, each on
@@ -364,7 +366,7 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 	if l.health, err = endpoint(ctx, l.client, healthPort); err != nil {
 		return err
 	}
-	l.vpn = &vpnContainer{name: l.alias("client"), ctr: l.client, rec: l.recorder, grace: MinGracePeriod, started: time.Now()}
+	l.vpn = &vpnContainer{name: l.alias("client"), ctr: l.client, rec: l.recorder, grace: prober.MinGracePeriod, started: time.Now()}
 	return nil
 }
 

@@ -91,7 +91,7 @@ func RunMatrix(ctx context.Context, conditions []Spec, opt MatrixOptions) (*Matr
 	defer rep.finish()
 	for pass := 1; pass <= passes; pass++ {
 		for _, c := range conditions {
-			if ended(ctx) {
+			if ctx.Err() != nil {
 				rep.Interrupted = true
 				return rep, nil
 			}

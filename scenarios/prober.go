@@ -3,14 +3,16 @@ package scenarios
 import (
 	"context"
 	"math/rand/v2"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // newProber returns the Run of the prober p describes, probing the health
 // server at hostPort and restarting c, its probes and decisions recorded
 // in rec; rnd draws the kubelet's initial jitter.
-func newProber(p ProberSpec, hostPort string, rnd *rand.Rand, rec *recorder, c Container) (func(context.Context) error, error) {
+func newProber(p ProberSpec, hostPort string, rnd *rand.Rand, rec *recorder, c prober.Container) (func(context.Context) error, error) {
 	if p.Kind == "docker" {
-		d, err := NewDocker(DockerConfig{
+		d, err := prober.NewDocker(prober.DockerConfig{
 			URL: "http://" + hostPort + p.Endpoint, Interval: p.Period.Duration, Timeout: p.Timeout.Duration,
 			StartPeriod: p.StartPeriod.Duration, Retries: p.FailureThreshold,
 			RestartOnUnhealthy: p.Autoheal, OnProbe: rec.probe, OnDecision: rec.decision,
@@ -21,7 +23,7 @@ func newProber(p ProberSpec, hostPort string, rnd *rand.Rand, rec *recorder, c C
 		return d.Run, nil
 	}
 	url, tcpSocket, command := p.kubeletHandler(hostPort)
-	k, err := NewKubelet(KubeletConfig{
+	k, err := prober.NewKubelet(prober.KubeletConfig{
 		URL: url, TCPSocket: tcpSocket, Exec: command,
 		Period: p.Period.Duration, Timeout: p.Timeout.Duration,
 		InitialDelay: p.InitialDelay.Duration, FailureThreshold: p.FailureThreshold,

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // Timeline is what happened in one trial, in offsets from the run's start.
@@ -69,14 +71,14 @@ func (r *recorder) at(t time.Time) Offset { return Offset(t.Sub(r.start).Seconds
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func (r *recorder) probe(p ProbeResult) {
+func (r *recorder) probe(p prober.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.tl.Probes = append(r.tl.Probes, ProbeMark{At: r.at(p.Start), Latency: ms(p.Duration), Passed: p.Outcome.passed()})
+	r.tl.Probes = append(r.tl.Probes, ProbeMark{At: r.at(p.Start), Latency: ms(p.Duration), Passed: p.Outcome.Passed()})
 }
 
-func (r *recorder) decision(d Decision) {
-	if d.Kind != DecisionRestart {
+func (r *recorder) decision(d prober.Decision) {
+	if d.Kind != prober.DecisionRestart {
 		return
 	}
 	r.mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // Report is what a scenario run measured, as written to report.json.
@@ -195,9 +197,9 @@ func failure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, loadEr
 // starts) before its first check.
 func (p ProberSpec) firstProbeDue() time.Duration {
 	if p.Kind == "docker" {
-		return max(cmp.Or(p.Period.Duration, DefaultDockerInterval), DefaultDockerStartInterval) + cmp.Or(p.Timeout.Duration, DefaultDockerTimeout)
+		return max(cmp.Or(p.Period.Duration, prober.DefaultDockerInterval), prober.DefaultDockerStartInterval) + cmp.Or(p.Timeout.Duration, prober.DefaultDockerTimeout)
 	}
-	return p.InitialDelay.Duration + time.Second + cmp.Or(p.Period.Duration, DefaultKubeletPeriod) + cmp.Or(p.Timeout.Duration, DefaultKubeletTimeout)
+	return p.InitialDelay.Duration + time.Second + cmp.Or(p.Period.Duration, prober.DefaultKubeletPeriod) + cmp.Or(p.Timeout.Duration, prober.DefaultKubeletTimeout)
 }
 
 // A ConfigFailure is a configuration that was not measured, and why.

@@ -16,6 +16,8 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // Duration is a time.Duration written as "10s" or "1m30s" in specs.
@@ -591,7 +593,7 @@ func (p ProberSpec) validate() error {
 		if !strings.HasPrefix(p.Endpoint, "/") {
 			return fmt.Errorf("endpoint: %q must be a path such as / or /check/", p.Endpoint)
 		}
-		if err := checkProbeURL("http://127.0.0.1" + p.Endpoint); err != nil {
+		if err := prober.CheckURL("http://127.0.0.1" + p.Endpoint); err != nil {
 			return fmt.Errorf("endpoint: %w", err)
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // A trial is one health configuration on its own lab: the link, the load,
@@ -70,7 +72,7 @@ func (t *trial) close() error { return t.lab.Close() }
 
 // run drives the trial from t.start until ctx ends.
 func (t *trial) run(ctx context.Context) error {
-	c := &container{t: t, backoff: CrashBackoff{}}
+	c := &container{t: t, backoff: prober.CrashBackoff{}}
 	if err := c.up(ctx); err != nil {
 		return fmt.Errorf("%s: health server: %w", t.cfg.Name, err)
 	}
@@ -183,7 +185,7 @@ func (t *trial) probe(ctx context.Context, c *container) error {
 // start delay and the crash back-off, and brings both up again.
 type container struct {
 	t       *trial
-	backoff CrashBackoff
+	backoff prober.CrashBackoff
 
 	mu      sync.Mutex
 	id      int
@@ -191,7 +193,7 @@ type container struct {
 	stop    func() // stops the running incarnation and waits for it
 }
 
-var _ Container = (*container)(nil)
+var _ prober.Container = (*container)(nil)
 
 func (c *container) ID() string {
 	c.mu.Lock()

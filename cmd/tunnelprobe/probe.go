@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
-	"github.com/tunnelprobe/tunnelprobe/scenarios"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 const probeUsage = `Usage: tunnelprobe probe --url URL [flags]
@@ -38,7 +38,7 @@ type probeFlags struct {
 	url              string
 	tcpSocket        string
 	exec             bool
-	typ              scenarios.ProbeType
+	typ              prober.ProbeType
 	period           time.Duration
 	timeout          time.Duration
 	failureThreshold int
@@ -67,22 +67,22 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "http or https `URL` to probe with httpGet; one of --url, --tcp-socket and --exec is required")
 	fs.Var(cliflag.Addr(&f.tcpSocket, "", true), "tcp-socket", "`host:port` to probe with tcpSocket: a connection opened within the timeout passes")
 	fs.BoolVar(&f.exec, "exec", false, "probe with exec: run the command after -- (no shell), exit 0 passes")
-	fs.TextVar(&f.typ, "type", scenarios.Liveness, "probe `type`: liveness, readiness or startup")
-	fs.Var(cliflag.Duration(&f.period, scenarios.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
-	fs.Var(cliflag.Duration(&f.timeout, scenarios.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
-	fs.Var(cliflag.Int(&f.failureThreshold, scenarios.DefaultKubeletFailureThreshold, 1), "failure-threshold",
+	fs.TextVar(&f.typ, "type", prober.Liveness, "probe `type`: liveness, readiness or startup")
+	fs.Var(cliflag.Duration(&f.period, prober.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
+	fs.Var(cliflag.Duration(&f.timeout, prober.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
+	fs.Var(cliflag.Int(&f.failureThreshold, prober.DefaultKubeletFailureThreshold, 1), "failure-threshold",
 		"`count` of failures in a row that fail the probe (failureThreshold)")
-	fs.Var(cliflag.Int(&f.successThreshold, scenarios.DefaultKubeletSuccessThreshold, 1), "success-threshold",
+	fs.Var(cliflag.Int(&f.successThreshold, prober.DefaultKubeletSuccessThreshold, 1), "success-threshold",
 		"`count` of successes in a row that pass it (successThreshold); must be 1 for liveness and startup")
 	fs.Var(cliflag.Duration(&f.initialDelay, 0, true), "initial-delay", "`duration` after the start during which probes are skipped (initialDelaySeconds)")
 	fs.Var(cliflag.Int(&f.count, 0, 1), "count", "stop after this `number` of probes; excludes --duration")
 	fs.Var(cliflag.Duration(&f.duration, 0, false), "duration", "stop after this `duration`; excludes --count")
 
 	fs.BoolVar(&f.docker, "docker", false, "probe as Docker's HEALTHCHECK instead of the kubelet")
-	fs.Var(cliflag.Duration(&f.interval, scenarios.DefaultDockerInterval, false), "interval", "with --docker: `duration` between checks")
-	fs.Var(cliflag.Int(&f.retries, scenarios.DefaultDockerRetries, 1), "retries", "with --docker: `count` of failed checks in a row that make the target unhealthy")
+	fs.Var(cliflag.Duration(&f.interval, prober.DefaultDockerInterval, false), "interval", "with --docker: `duration` between checks")
+	fs.Var(cliflag.Int(&f.retries, prober.DefaultDockerRetries, 1), "retries", "with --docker: `count` of failed checks in a row that make the target unhealthy")
 	fs.Var(cliflag.Duration(&f.startPeriod, 0, true), "start-period", "with --docker: `duration` after the start during which failures do not count")
-	fs.Var(cliflag.Duration(&f.startInterval, scenarios.DefaultDockerStartInterval, false), "start-interval",
+	fs.Var(cliflag.Duration(&f.startInterval, prober.DefaultDockerStartInterval, false), "start-interval",
 		"with --docker: `duration` between checks during the start period")
 }
 
@@ -108,14 +108,14 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		defer cancel()
 	}
 	p := &probePrinter{w: stdout, count: f.count, stop: cancel}
-	c := scenarios.NewDryContainer(nil)
+	c := prober.NewDryContainer(nil)
 
 	if f.docker {
 		timeout := 30 * time.Second
 		if cliflag.Given(fs)["timeout"] {
 			timeout = f.timeout
 		}
-		d, err := scenarios.NewDocker(scenarios.DockerConfig{
+		d, err := prober.NewDocker(prober.DockerConfig{
 			URL: f.url, Interval: f.interval, Timeout: timeout, StartPeriod: f.startPeriod,
 			StartInterval: f.startInterval, Retries: f.retries, RestartOnUnhealthy: true,
 			OnProbe: p.probe, OnDecision: p.decision,
@@ -130,7 +130,7 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		return p.verdict(d.WasUnhealthy(), "the target became unhealthy")
 	}
 
-	k, err := scenarios.NewKubelet(scenarios.KubeletConfig{
+	k, err := prober.NewKubelet(prober.KubeletConfig{
 		URL: f.url, TCPSocket: f.tcpSocket, Exec: command, Type: f.typ, Period: f.period, Timeout: f.timeout, InitialDelay: f.initialDelay,
 		SuccessThreshold: f.successThreshold, FailureThreshold: f.failureThreshold,
 		OnProbe: p.probe, OnDecision: p.decision,
@@ -142,8 +142,8 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	if f.typ == scenarios.Readiness {
-		return p.verdict(k.State() != scenarios.Success, "not ready at the end")
+	if f.typ == prober.Readiness {
+		return p.verdict(k.State() != prober.Success, "not ready at the end")
 	}
 	return p.verdict(k.Restarted(), "it would have restarted the container")
 }
@@ -179,7 +179,7 @@ func (f *probeFlags) check(fs *flag.FlagSet, hasCommand bool) error {
 		return errors.New("--docker probes a --url")
 	case set["count"] && set["duration"]:
 		return errors.New("--count and --duration exclude each other: give one")
-	case f.typ != scenarios.Readiness && f.successThreshold != 1:
+	case f.typ != prober.Readiness && f.successThreshold != 1:
 		return fmt.Errorf("invalid value %d for flag --success-threshold: must be 1 for %s probes", f.successThreshold, f.typ)
 	}
 	if u, err := url.Parse(f.url); f.url != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
@@ -210,7 +210,7 @@ type probePrinter struct {
 	n int
 }
 
-func (p *probePrinter) probe(r scenarios.ProbeResult) {
+func (p *probePrinter) probe(r prober.Result) {
 	fmt.Fprintln(p.w, r)
 	p.n++
 	if p.count > 0 && p.n >= p.count {
@@ -218,10 +218,10 @@ func (p *probePrinter) probe(r scenarios.ProbeResult) {
 	}
 }
 
-func (p *probePrinter) decision(d scenarios.Decision) {
+func (p *probePrinter) decision(d prober.Decision) {
 	at := d.Time.Format(probeTimeFormat)
 	switch d.Kind {
-	case scenarios.DecisionRestart:
+	case prober.DecisionRestart:
 		fmt.Fprintf(p.w, "%s would restart at %s: %s\n", at, d.Time.Format("15:04:05"), d.Reason)
 	default:
 		fmt.Fprintf(p.w, "%s %s (container %s): %s\n", at, d.Kind, d.ContainerID, d.Reason)

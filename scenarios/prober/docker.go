@@ -1,4 +1,4 @@
-package scenarios
+package prober
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // Docker's HEALTHCHECK defaults (moby daemon/health.go).
@@ -60,7 +62,7 @@ type DockerConfig struct {
 	Dialer middleware.Dialer
 	// OnProbe, if not nil, is called with every check result, from Run's
 	// goroutine.
-	OnProbe func(ProbeResult)
+	OnProbe func(Result)
 	// OnDecision, if not nil, is called with every status change (Kind
 	// DecisionHealthy or DecisionUnhealthy) and restart (DecisionRestart),
 	// from Run's goroutine.
@@ -73,8 +75,8 @@ type Docker struct {
 	cfg       DockerConfig
 	container Container
 	clock     clockwork.Clock
-	probe     func(ctx context.Context) ProbeResult // replaced by tests
-	waiting   func()                                // called before each wait, for tests
+	probe     func(ctx context.Context) Result // replaced by tests
+	waiting   func()                           // called before each wait, for tests
 
 	// Owned by Run's goroutine.
 	status      HealthStatus
@@ -96,7 +98,7 @@ func NewDocker(cfg DockerConfig, c Container) (*Docker, error) {
 	fillDefault(&errs, "startPeriod", &cfg.StartPeriod, DefaultDockerStartPeriod)
 	fillDefault(&errs, "startInterval", &cfg.StartInterval, DefaultDockerStartInterval)
 	fillDefault(&errs, "retries", &cfg.Retries, DefaultDockerRetries)
-	if err := checkProbeURL(cfg.URL); err != nil {
+	if err := CheckURL(cfg.URL); err != nil {
 		errs = append(errs, err)
 	}
 	if err := finishProbeConfig(errs, &cfg.Clock); err != nil {
@@ -141,7 +143,7 @@ func (d *Docker) Run(ctx context.Context) error {
 		start := d.clock.Now()
 		res := d.probe(ctx)
 		res.Start, res.Duration = start, d.clock.Since(start)
-		if ended(ctx) {
+		if ctxend.Ended(ctx) {
 			return nil
 		}
 		if d.cfg.OnProbe != nil {
@@ -151,7 +153,7 @@ func (d *Docker) Run(ctx context.Context) error {
 		if d.status == Unhealthy && d.cfg.RestartOnUnhealthy {
 			d.decide(res.Start.Add(res.Duration), DecisionRestart, Failure, "unhealthy, restarted by an autoheal")
 			if err := d.container.Restart(ctx, "container is unhealthy"); err != nil {
-				if ended(ctx) {
+				if ctxend.Ended(ctx) {
 					return nil
 				}
 				return fmt.Errorf("restart container %s: %w", d.containerID, err)
@@ -187,8 +189,8 @@ func (d *Docker) nextInterval() time.Duration {
 }
 
 // handle updates the status with one check result (handleProbeResult).
-func (d *Docker) handle(res ProbeResult) {
-	if res.Outcome.passed() {
+func (d *Docker) handle(res Result) {
+	if res.Outcome.Passed() {
 		d.streak = 0
 		if d.status != Healthy {
 			d.status = Healthy

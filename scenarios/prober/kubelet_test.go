@@ -1,4 +1,4 @@
-package scenarios
+package prober
 
 import (
 	"context"
@@ -103,7 +103,7 @@ type rig struct {
 
 	mu        sync.Mutex
 	calls     int
-	probes    []ProbeResult
+	probes    []Result
 	decisions []Decision
 }
 
@@ -118,7 +118,7 @@ func newRig(t *testing.T, script ...Outcome) *rig {
 	}
 }
 
-func (h *rig) probe(ctx context.Context) ProbeResult {
+func (h *rig) probe(ctx context.Context) Result {
 	h.mu.Lock()
 	n := h.calls
 	h.calls++
@@ -130,10 +130,10 @@ func (h *rig) probe(ctx context.Context) ProbeResult {
 	if n < len(h.script) {
 		o = h.script[n]
 	}
-	return ProbeResult{Outcome: o, Code: map[Outcome]int{Success: 200, Warning: 302, Failure: 503}[o]}
+	return Result{Outcome: o, Code: map[Outcome]int{Success: 200, Warning: 302, Failure: 503}[o]}
 }
 
-func (h *rig) onProbe(r ProbeResult) {
+func (h *rig) onProbe(r Result) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.probes = append(h.probes, r)
@@ -617,13 +617,13 @@ func TestProbeTypeText(t *testing.T) {
 	}
 }
 
-func TestProbeResultString(t *testing.T) {
+func TestResultString(t *testing.T) {
 	for _, tc := range []struct {
-		r    ProbeResult
+		r    Result
 		want string
 	}{
-		{ProbeResult{Start: t0, Duration: 1234567 * time.Nanosecond, Outcome: Success, Code: 200}, "12:00:00.000 probe success 200 1.23ms"},
-		{ProbeResult{Start: t0.Add(5 * time.Millisecond), Duration: time.Second, Outcome: Failure, Err: errors.New("timeout")},
+		{Result{Start: t0, Duration: 1234567 * time.Nanosecond, Outcome: Success, Code: 200}, "12:00:00.000 probe success 200 1.23ms"},
+		{Result{Start: t0.Add(5 * time.Millisecond), Duration: time.Second, Outcome: Failure, Err: errors.New("timeout")},
 			"12:00:00.005 probe failure --- 1s: timeout"},
 	} {
 		if got := tc.r.String(); got != tc.want {

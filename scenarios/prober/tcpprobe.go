@@ -1,4 +1,4 @@
-package scenarios
+package prober
 
 import (
 	"context"
@@ -18,11 +18,11 @@ import (
 // kubelet's probe dialer sets, so probes leave no TIME_WAIT behind. dialer
 // opens the connection; nil means the host network. Ending ctx also ends
 // the probe.
-func TCPSocket(ctx context.Context, address string, timeout time.Duration, dialer middleware.Dialer) ProbeResult {
-	return timed(func() ProbeResult { return tcpSocket(ctx, address, timeout, dialer) })
+func TCPSocket(ctx context.Context, address string, timeout time.Duration, dialer middleware.Dialer) Result {
+	return timed(func() Result { return tcpSocket(ctx, address, timeout, dialer) })
 }
 
-func tcpSocket(ctx context.Context, address string, timeout time.Duration, dialer middleware.Dialer) ProbeResult {
+func tcpSocket(ctx context.Context, address string, timeout time.Duration, dialer middleware.Dialer) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if dialer == nil {
@@ -32,10 +32,10 @@ func tcpSocket(ctx context.Context, address string, timeout time.Duration, diale
 	if err != nil {
 		// The kubelet turns every dial error into a failure, timeouts
 		// included.
-		return ProbeResult{Outcome: Failure, Err: err}
+		return Result{Outcome: Failure, Err: err}
 	}
 	_ = conn.Close()
-	return ProbeResult{Outcome: Success}
+	return Result{Outcome: Success}
 }
 
 // lingerOneSecond sets SO_LINGER to one second, as the kubelet's

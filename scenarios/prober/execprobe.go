@@ -1,4 +1,4 @@
-package scenarios
+package prober
 
 import (
 	"bytes"
@@ -28,13 +28,13 @@ const execWaitDelay = time.Second
 //
 // Its combined output, up to 10 KiB as the kubelet reads, goes to Body (the
 // first 256 bytes). Ending ctx also ends the probe.
-func Exec(ctx context.Context, command []string, timeout time.Duration) ProbeResult {
-	return timed(func() ProbeResult { return execProbe(ctx, command, timeout) })
+func Exec(ctx context.Context, command []string, timeout time.Duration) Result {
+	return timed(func() Result { return execProbe(ctx, command, timeout) })
 }
 
-func execProbe(ctx context.Context, command []string, timeout time.Duration) ProbeResult {
+func execProbe(ctx context.Context, command []string, timeout time.Duration) Result {
 	if len(command) == 0 {
-		return ProbeResult{Outcome: Unknown, Err: errors.New("exec probe: no command")}
+		return Result{Outcome: Unknown, Err: errors.New("exec probe: no command")}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -44,10 +44,10 @@ func execProbe(ctx context.Context, command []string, timeout time.Duration) Pro
 	out := &limitedBuffer{max: maxProbeBody}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return ProbeResult{Outcome: Unknown, Err: fmt.Errorf("exec probe: %w", err)}
+		return Result{Outcome: Unknown, Err: fmt.Errorf("exec probe: %w", err)}
 	}
 	err := cmd.Wait()
-	res := ProbeResult{Body: string(out.Bytes()[:min(out.Len(), maxLoggedBody)])}
+	res := Result{Body: string(out.Bytes()[:min(out.Len(), maxLoggedBody)])}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

@@ -1,4 +1,4 @@
-package scenarios_test
+package prober_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/tunnelprobe/tunnelprobe/scenarios"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // A liveness probe with failureThreshold 2 against an endpoint that answers
@@ -22,19 +22,19 @@ func ExampleKubelet() {
 
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC))
 	probed := make(chan struct{})
-	k, err := scenarios.NewKubelet(scenarios.KubeletConfig{
+	k, err := prober.NewKubelet(prober.KubeletConfig{
 		URL:              srv.URL,
-		Type:             scenarios.Liveness,
+		Type:             prober.Liveness,
 		FailureThreshold: 2,
 		Clock:            clock,
-		OnProbe: func(r scenarios.ProbeResult) {
+		OnProbe: func(r prober.Result) {
 			fmt.Println(r.Start.Format("15:04:05"), "probe", r.Outcome, r.Code)
 			probed <- struct{}{}
 		},
-		OnDecision: func(d scenarios.Decision) {
+		OnDecision: func(d prober.Decision) {
 			fmt.Println(d.Time.Format("15:04:05"), d.ContainerID, d.Kind+":", d.Reason)
 		},
-	}, scenarios.NewDryContainer(clock))
+	}, prober.NewDryContainer(clock))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -64,7 +64,7 @@ func ExampleKubelet() {
 // A DryContainer stands for a probed container that a restart only renames.
 func ExampleDryContainer() {
 	clock := clockwork.NewFakeClock()
-	c := scenarios.NewDryContainer(clock)
+	c := prober.NewDryContainer(clock)
 	clock.Advance(time.Minute)
 	_ = c.Restart(context.Background(), "liveness probe failed")
 	fmt.Println(c.ID(), c.StartedAt().Sub(clock.Now()))

@@ -1,4 +1,4 @@
-package scenarios
+package prober
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // Kubernetes' probe defaults (pkg/apis/core/v1/defaults.go).
@@ -162,7 +164,7 @@ type KubeletConfig struct {
 	Dialer middleware.Dialer
 	// OnProbe, if not nil, is called with every probe result, from Run's
 	// goroutine.
-	OnProbe func(ProbeResult)
+	OnProbe func(Result)
 	// OnDecision, if not nil, is called with every decision, from Run's
 	// goroutine, before it is acted on.
 	OnDecision func(Decision)
@@ -178,7 +180,7 @@ type Kubelet struct {
 	clock     clockwork.Clock
 
 	// probe runs one probe of cfg's handler, unless a test replaces it.
-	probe func(ctx context.Context) ProbeResult
+	probe func(ctx context.Context) Result
 	// waiting, if not nil, is called each time the worker starts waiting
 	// for a tick: a synchronisation point for tests.
 	waiting func()
@@ -294,17 +296,6 @@ func waitTick(ctx context.Context, ticker clockwork.Ticker, staleBefore time.Tim
 	}
 }
 
-// ended reports whether ctx has ended. Unlike checking ctx.Err, it never
-// blocks, even on the contexts of clockwork's fake clock.
-func ended(ctx context.Context) bool {
-	select {
-	case <-ctx.Done():
-		return true
-	default:
-		return false
-	}
-}
-
 // Restarted reports whether the worker has decided to restart the
 // container. Call it after Run returns.
 func (k *Kubelet) Restarted() bool { return k.restarted }
@@ -350,7 +341,7 @@ func (k *Kubelet) doProbe(ctx context.Context) (restarted bool, err error) {
 	}
 	now := res.Start.Add(res.Duration) // decisions follow the probe at once
 	result := Failure
-	if res.Outcome.passed() {
+	if res.Outcome.Passed() {
 		result = Success
 	}
 	if result == k.lastResult && k.resultRun > 0 {
@@ -368,7 +359,7 @@ func (k *Kubelet) doProbe(ctx context.Context) (restarted bool, err error) {
 		k.set(now, Failure, reason)
 		k.onHold, k.resultRun = true, 0
 		k.restarted = true
-		if err := k.container.Restart(ctx, reason); err != nil && !ended(ctx) {
+		if err := k.container.Restart(ctx, reason); err != nil && !ctxend.Ended(ctx) {
 			return true, fmt.Errorf("restart container %s: %w", k.containerID, err)
 		}
 		return true, nil
@@ -387,12 +378,12 @@ func verb(o Outcome) string {
 // runProbe runs the probe, again at once while it errs, up to
 // maxProbeAttempts times. ok is false when every attempt erred or ctx
 // ended.
-func (k *Kubelet) runProbe(ctx context.Context) (res ProbeResult, ok bool) {
+func (k *Kubelet) runProbe(ctx context.Context) (res Result, ok bool) {
 	for range maxProbeAttempts {
 		start := k.clock.Now()
 		res = k.probe(ctx)
 		res.Start, res.Duration = start, k.clock.Since(start)
-		if ended(ctx) {
+		if ctxend.Ended(ctx) {
 			return res, false // Run is ending: the result means nothing
 		}
 		if k.cfg.OnProbe != nil {

@@ -1,4 +1,4 @@
-package scenarios
+package prober
 
 import (
 	"context"
@@ -39,9 +39,9 @@ func finishProbeConfig(errs []error, clock *clockwork.Clock) error {
 	return nil
 }
 
-// checkProbeURL returns an error naming the field unless s is an http or
+// CheckURL returns an error naming the field unless s is an http or
 // https URL with a host.
-func checkProbeURL(s string) error {
+func CheckURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("url must be an http or https URL, got %q", s)
@@ -50,15 +50,15 @@ func checkProbeURL(s string) error {
 }
 
 // httpProbe is a prober's probe: one HTTPGet of probeURL.
-func httpProbe(probeURL string, timeout time.Duration, dialer middleware.Dialer) func(context.Context) ProbeResult {
-	return func(ctx context.Context) ProbeResult {
+func httpProbe(probeURL string, timeout time.Duration, dialer middleware.Dialer) func(context.Context) Result {
+	return func(ctx context.Context) Result {
 		return HTTPGet(ctx, probeURL, timeout, dialer)
 	}
 }
 
 // kubeletProbe returns the probe of cfg's one handler: httpGet, tcpSocket
 // or exec; an error says which fields are wrong.
-func kubeletProbe(cfg KubeletConfig) (func(context.Context) ProbeResult, error) {
+func kubeletProbe(cfg KubeletConfig) (func(context.Context) Result, error) {
 	given := 0
 	for _, set := range []bool{cfg.URL != "", cfg.TCPSocket != "", len(cfg.Exec) > 0} {
 		if set {
@@ -73,15 +73,15 @@ func kubeletProbe(cfg KubeletConfig) (func(context.Context) ProbeResult, error) 
 		if _, _, err := net.SplitHostPort(cfg.TCPSocket); err != nil {
 			return nil, fmt.Errorf("tcpSocket must be host:port, got %q", cfg.TCPSocket)
 		}
-		return func(ctx context.Context) ProbeResult { return TCPSocket(ctx, cfg.TCPSocket, cfg.Timeout, cfg.Dialer) }, nil
+		return func(ctx context.Context) Result { return TCPSocket(ctx, cfg.TCPSocket, cfg.Timeout, cfg.Dialer) }, nil
 	case len(cfg.Exec) > 0:
 		if cfg.Exec[0] == "" {
 			return nil, errors.New("exec: the command is empty")
 		}
 		command := slices.Clone(cfg.Exec)
-		return func(ctx context.Context) ProbeResult { return Exec(ctx, command, cfg.Timeout) }, nil
+		return func(ctx context.Context) Result { return Exec(ctx, command, cfg.Timeout) }, nil
 	}
-	if err := checkProbeURL(cfg.URL); err != nil {
+	if err := CheckURL(cfg.URL); err != nil {
 		return nil, err
 	}
 	return httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer), nil

@@ -1,4 +1,4 @@
-package scenarios
+package prober
 
 import (
 	"context"
@@ -59,11 +59,11 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// passed reports whether o counts as a success.
-func (o Outcome) passed() bool { return o == Success || o == Warning }
+// Passed reports whether o counts as a success: Warning (a 3xx) passes too.
+func (o Outcome) Passed() bool { return o == Success || o == Warning }
 
-// A ProbeResult records one probe.
-type ProbeResult struct {
+// A Result records one probe.
+type Result struct {
 	// Start is when the probe began, Duration how long it took, both on the
 	// prober's clock.
 	Start    time.Time
@@ -80,7 +80,7 @@ type ProbeResult struct {
 
 // String returns r as one line of a log: its start (to the millisecond),
 // outcome, status ("---" without a response), duration and error.
-func (r ProbeResult) String() string {
+func (r Result) String() string {
 	code := "---"
 	if r.Code != 0 {
 		code = strconv.Itoa(r.Code)
@@ -92,7 +92,7 @@ func (r ProbeResult) String() string {
 	return line
 }
 
-// maxLoggedBody caps ProbeResult.Body.
+// maxLoggedBody caps Result.Body.
 const maxLoggedBody = 256
 
 // HTTPGet performs one kubelet-style httpGet probe of url and returns its
@@ -105,23 +105,23 @@ const maxLoggedBody = 256
 // to another host is returned as is, a Warning. Only the first 10 KiB of the
 // body are read, and truncation is not an error. Ending ctx also ends the
 // probe. dialer opens the connection; nil means the host network.
-func HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) ProbeResult {
-	return timed(func() ProbeResult { return httpGet(ctx, url, timeout, dialer) })
+func HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) Result {
+	return timed(func() Result { return httpGet(ctx, url, timeout, dialer) })
 }
 
 // timed runs probe and stamps its result with when it started and how long
 // it took.
-func timed(probe func() ProbeResult) ProbeResult {
+func timed(probe func() Result) Result {
 	start := time.Now()
 	res := probe()
 	res.Start, res.Duration = start, time.Since(start)
 	return res
 }
 
-func httpGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) ProbeResult {
+func httpGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) Result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return ProbeResult{Outcome: Failure, Err: err}
+		return Result{Outcome: Failure, Err: err}
 	}
 	req.Header.Set("User-Agent", KubeProbeUserAgent)
 	req.Header.Set("Accept", "*/*")
@@ -157,11 +157,11 @@ func httpGet(ctx context.Context, url string, timeout time.Duration, dialer midd
 
 	resp, err := client.Do(req)
 	if err != nil {
-		return ProbeResult{Outcome: Failure, Err: err}
+		return Result{Outcome: Failure, Err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
-	res := ProbeResult{Code: resp.StatusCode, Body: string(body[:min(len(body), maxLoggedBody)])}
+	res := Result{Code: resp.StatusCode, Body: string(body[:min(len(body), maxLoggedBody)])}
 	if err != nil {
 		// The status is known, but the kubelet treats a failed body read
 		// as a prober error rather than a failure.

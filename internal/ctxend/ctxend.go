@@ -1,0 +1,15 @@
+// Package ctxend tells whether a context has ended without blocking.
+package ctxend
+
+import "context"
+
+// Ended reports whether ctx has ended. Unlike ctx.Err, it never blocks, even
+// on the contexts of clockwork's fake clock, whose Err takes the clock's lock.
+func Ended(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
