@@ -1,10 +1,10 @@
 package loadgen
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"image/color"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +13,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
 // Plot geometry: at vgimg's 96 dpi a run plot is 960×960 pixels and a
@@ -35,11 +36,11 @@ var (
 	colorMax     = colorFailure
 )
 
-// PlotRun writes a PNG of r's series to path: three panels sharing the time
+// PlotRun writes to w a PNG of r's series: three panels sharing the time
 // axis (seconds since the start): throughput up and down in Mbit/s, open
 // connections, and the slowest probe of each second in ms, with the seconds
 // in which a probe failed marked along the top of that panel.
-func PlotRun(path string, r Result) error {
+func PlotRun(w io.Writer, r Result) error {
 	pts := runPoints(r)
 	title := fmt.Sprintf("%s (%s): %d of %d connections", r.Target, cmp.Or(r.Path, "direct"), r.ConnsAchieved, r.ConnsRequested)
 	if r.Interrupted {
@@ -84,7 +85,7 @@ func PlotRun(path string, r Result) error {
 		p.X.Min, p.X.Max = xmin, xmax
 		p.Y.Min = 0
 	}
-	return savePlots(path, runPlotHeight, tp, op, pp)
+	return stackPlots(w, runPlotHeight, tp, op, pp)
 }
 
 // runSeries are the points of a run's panels.
@@ -131,10 +132,10 @@ func runPoints(r Result) runSeries {
 	return pts
 }
 
-// PlotSweep writes a PNG of a sweep to path: the probe's p50, p99 and max
+// PlotSweep writes to w a PNG of a sweep: the probe's p50, p99 and max
 // latency against the connections each level achieved, and below it the
 // share of failed probes.
-func PlotSweep(path string, levels []Result) error {
+func PlotSweep(w io.Writer, levels []Result) error {
 	sorted := slices.Clone(levels)
 	slices.SortStableFunc(sorted, func(a, b Result) int { return cmp.Compare(a.ConnsAchieved, b.ConnsAchieved) })
 	p50, p99, pmax := make(plotter.XYs, len(sorted)), make(plotter.XYs, len(sorted)), make(plotter.XYs, len(sorted))
@@ -182,7 +183,7 @@ func PlotSweep(path string, levels []Result) error {
 		p.X.Min = 0
 		p.X.Max = max(p.X.Max, 1) * 1.05
 	}
-	return savePlots(path, sweepPlotHeight, lp, fp)
+	return stackPlots(w, sweepPlotHeight, lp, fp)
 }
 
 // legendRoom scales a panel's top so that its legend, in the top right
@@ -255,26 +256,12 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// savePlots stacks plots vertically, aligned on their axes, and writes them
-// to path as a PNG of plotWidth by height.
-func savePlots(path string, height vg.Length, plots ...*plot.Plot) error {
-	img := vgimg.NewWith(vgimg.UseWH(plotWidth, height), vgimg.UseDPI(vgimg.DefaultDPI))
-	dc := draw.New(img)
-	grid := make([][]*plot.Plot, len(plots))
-	for i, p := range plots {
-		grid[i] = []*plot.Plot{p}
-	}
+// stackPlots stacks plots vertically, aligned on their axes, and writes them
+// to w as a PNG of plotWidth by height.
+func stackPlots(w io.Writer, height vg.Length, plots ...*plot.Plot) error {
 	tiles := draw.Tiles{
-		Rows: len(plots), Cols: 1,
 		PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12),
 		PadY: vg.Points(8),
 	}
-	for i, row := range plot.Align(grid, tiles, dc) {
-		plots[i].Draw(row[0])
-	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	return writeFileAtomic(path, buf.Bytes())
+	return output.StackPNG(w, plotWidth, height, tiles, true, plots...)
 }

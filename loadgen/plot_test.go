@@ -13,7 +13,7 @@ func TestPlotRun(t *testing.T) {
 	dir := t.TempDir()
 	r := fixture(t, 1000, 12.5, 40, 250, 9.75)
 	path := filepath.Join(dir, "run.png")
-	if err := loadgen.PlotRun(path, r); err != nil {
+	if err := (loadgen.Report{Result: &r}).WriteFiles("", path); err != nil {
 		t.Fatal(err)
 	}
 	testpng.Check(t, path, 960, 960)
@@ -21,7 +21,7 @@ func TestPlotRun(t *testing.T) {
 	// A run stopped before its first second still plots.
 	empty := filepath.Join(dir, "empty.png")
 	r.Series = nil
-	if err := loadgen.PlotRun(empty, r); err != nil {
+	if err := (loadgen.Report{Result: &r}).WriteFiles("", empty); err != nil {
 		t.Fatal(err)
 	}
 	testpng.Check(t, empty, 960, 960)
@@ -31,13 +31,13 @@ func TestPlotSweep(t *testing.T) {
 	dir := t.TempDir()
 	levels := []loadgen.Result{fixture(t, 5000, 900, 10000), fixture(t, 100, 2, 3), fixture(t, 1000, 20, 300)}
 	path := filepath.Join(dir, "sweep.png")
-	if err := loadgen.PlotSweep(path, levels); err != nil {
+	if err := (loadgen.Report{Levels: levels}).WriteFiles("", path); err != nil {
 		t.Fatal(err)
 	}
 	testpng.Check(t, path, 960, 720)
 
 	empty := filepath.Join(dir, "empty.png")
-	if err := loadgen.PlotSweep(empty, nil); err != nil {
+	if err := (loadgen.Report{Levels: nil}).WriteFiles("", empty); err != nil {
 		t.Fatal(err)
 	}
 	testpng.Check(t, empty, 960, 720)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -23,15 +21,13 @@ type Report struct {
 	Levels []Result `json:"levels,omitempty"`
 }
 
-// WriteJSON writes rep to path as indented JSON. The file is written under
-// a temporary name and renamed into place, so an interrupted run never
-// leaves half a report behind. Maps and lists the schema documents are
-// written as {} and [] rather than null when empty.
+// WriteJSON writes rep to w as indented JSON. Maps and lists the schema
+// documents are written as {} and [] rather than null when empty.
 //
 // The raw histograms take one line each, without their trailing empty
 // buckets: indented, a single histogram would take some 20,000 lines, and
 // hdrhistogram.Import reads a shortened snapshot back exactly.
-func WriteJSON(path string, rep Report) error {
+func WriteJSON(w io.Writer, rep Report) error {
 	var out reportJSON
 	var hists []Histograms
 	placeholder := func(r Result) *resultJSON {
@@ -59,8 +55,8 @@ func WriteJSON(path string, rep Report) error {
 		mark, _ := json.Marshal(fmt.Sprintf("%shistograms-%d", histMark, i))
 		b = bytes.Replace(b, mark, compact, 1)
 	}
-	b = append(b, '\n')
-	return writeFileAtomic(path, b)
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // histMark starts the placeholders of WriteJSON. No string of a Result
@@ -103,31 +99,6 @@ func normalize(r Result) Result {
 		r.Series = []Second{}
 	}
 	return r
-}
-
-// writeFileAtomic writes b to a temporary file next to path and renames it
-// to path.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o644) // CreateTemp makes 0600; a report is for sharing
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // mbits returns the average rate of bytes over seconds in Mbit/s.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
 // NewReport returns the report of results: a sweep's, one level each, or
@@ -17,17 +19,18 @@ func NewReport(results []Result, sweep bool) Report {
 
 // WriteFiles writes rep as JSON to jsonPath (WriteJSON) and as a PNG to
 // plotPath (PlotRun for a run, PlotSweep for a sweep), each unless its
-// path is empty, and returns every error.
+// path is empty and each atomically (a temporary file renamed into place,
+// mode 0644 under the usual umask), and returns every error.
 func (rep Report) WriteFiles(jsonPath, plotPath string) error {
 	var errs []error
 	if jsonPath != "" {
-		errs = append(errs, WriteJSON(jsonPath, rep))
+		errs = append(errs, output.File(jsonPath, func(w io.Writer) error { return WriteJSON(w, rep) }))
 	}
 	if plotPath != "" {
 		if rep.Result != nil {
-			errs = append(errs, PlotRun(plotPath, *rep.Result))
+			errs = append(errs, output.File(plotPath, func(w io.Writer) error { return PlotRun(w, *rep.Result) }))
 		} else {
-			errs = append(errs, PlotSweep(plotPath, rep.Levels))
+			errs = append(errs, output.File(plotPath, func(w io.Writer) error { return PlotSweep(w, rep.Levels) }))
 		}
 	}
 	return errors.Join(errs...)

@@ -58,7 +58,7 @@ func validRun(t testing.TB) loadgen.Result {
 func writeReport(t testing.TB, dir, name string, rep loadgen.Report) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	if err := loadgen.WriteJSON(path, rep); err != nil {
+	if err := rep.WriteFiles(path, ""); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -120,7 +120,7 @@ func TestWriteJSON(t *testing.T) {
 	r.Errors, r.Series = nil, nil // written as {} and [], never null
 
 	single := filepath.Join(dir, "run.json")
-	if err := loadgen.WriteJSON(single, loadgen.Report{Result: &r}); err != nil {
+	if err := (loadgen.Report{Result: &r}).WriteFiles(single, ""); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(single)
@@ -170,7 +170,7 @@ func TestWriteJSON(t *testing.T) {
 
 	sweep := filepath.Join(dir, "sweep.json")
 	levels := []loadgen.Result{fixture(t, 10, 1), fixture(t, 20, 2)}
-	if err := loadgen.WriteJSON(sweep, loadgen.Report{Levels: levels}); err != nil {
+	if err := (loadgen.Report{Levels: levels}).WriteFiles(sweep, ""); err != nil {
 		t.Fatal(err)
 	}
 	b, err = os.ReadFile(sweep)
@@ -207,7 +207,7 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteJSONBadPath(t *testing.T) {
 	r := fixture(t, 1, 1)
-	if err := loadgen.WriteJSON(filepath.Join(t.TempDir(), "missing", "r.json"), loadgen.Report{Result: &r}); err == nil {
+	if err := (loadgen.Report{Result: &r}).WriteFiles(filepath.Join(t.TempDir(), "missing", "r.json"), ""); err == nil {
 		t.Error("no error for a directory that does not exist")
 	}
 }

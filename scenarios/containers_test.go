@@ -27,6 +27,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/peakrss"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
@@ -468,7 +469,7 @@ func (e *ctrEnv) run(ctx context.Context, t *testing.T, labs []*ctrLab) (*Report
 
 	rep := &Report{
 		Name: spec.Name, Seed: spec.Seed, Started: start, DurationSeconds: time.Since(start).Seconds(),
-		PeakRSSBytes: peakRSS(), Spec: spec, Configs: map[string]ConfigReport{},
+		PeakRSSBytes: peakrss.Bytes(), Spec: spec, Configs: map[string]ConfigReport{},
 	}
 	for i, l := range labs {
 		load, loadErr := e.readLoad(ctx, l)

@@ -1,13 +1,12 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
 // WriteTable writes the comparison as an aligned table.
@@ -43,17 +42,8 @@ func fmtMS(v float64) string {
 	return fmt.Sprintf("%.0fms", v)
 }
 
-// WriteJSON writes the report as indented JSON to path.
-func (r *Report) WriteJSON(path string) error { return writeJSON(path, r) }
-
-// writeJSON writes v as indented JSON to path.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFile(path, append(b, '\n'))
-}
+// WriteJSON writes the report as indented JSON to w.
+func (r *Report) WriteJSON(w io.Writer) error { return output.JSON(w, r) }
 
 // WriteMarkdown writes report.md: the table, how each configuration was set
 // up, and what the figures say.
@@ -191,69 +181,8 @@ func (c ConfigReport) tooShort() bool {
 // WriteResults writes report.md, report.json and timeline.png into dir,
 // creating it.
 func (r *Report) WriteResults(dir string) error {
-	return writeResultFiles(dir, "report", r.WriteMarkdown, r, "timeline.png", r.PlotTimeline)
-}
-
-// writeResultFiles writes NAME.md (markdown), NAME.json (v) and the PNG
-// plot draws into dir, creating it.
-func writeResultFiles(dir, name string, markdown func(io.Writer) error, v any, png string, plot func(path string) error) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var md strings.Builder
-	if err := markdown(&md); err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(dir, name+".md"), []byte(md.String())); err != nil {
-		return err
-	}
-	if err := writeJSON(filepath.Join(dir, name+".json"), v); err != nil {
-		return err
-	}
-	return plot(filepath.Join(dir, png))
-}
-
-// CheckOutputDir makes sure results can be written into dir before a run
-// rather than after it: it creates dir if create is set, then creates and
-// removes a file there as writeFile does.
-func CheckOutputDir(dir string, create bool) error {
-	if create {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	tmp, err := createTemp(filepath.Join(dir, "write-check"))
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return os.Remove(name)
-}
-
-// createTemp creates the temporary file writeFile renames to path.
-func createTemp(path string) (*os.File, error) {
-	return os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-}
-
-// writeFile writes b to path through a temporary file, so that an
-// interrupted write never leaves half a report.
-func writeFile(path string, b []byte) error {
-	tmp, err := createTemp(path)
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return output.Dir(dir,
+		output.Named{Name: "report.md", Write: r.WriteMarkdown},
+		output.Named{Name: "report.json", Write: r.WriteJSON},
+		output.Named{Name: "timeline.png", Write: r.PlotTimeline})
 }

@@ -1,15 +1,16 @@
 package scenarios
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
+	"io"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
 var (
@@ -21,29 +22,22 @@ var (
 	colorOutage  = color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0x40}
 )
 
-// PlotTimeline writes a PNG with one panel per configuration: probe
+// PlotTimeline writes to w a PNG with one panel per configuration: probe
 // latencies (green passed, red failed), the health server's check latencies
 // (grey), restarts (purple) and heals (orange) as vertical lines, and the
 // outages shaded, over seconds since the start.
-func (r *Report) PlotTimeline(path string) error {
+func (r *Report) PlotTimeline(w io.Writer) error {
 	const panelHeight = 2.6 * vg.Inch
-	width := 11 * vg.Inch
-	height := panelHeight * vg.Length(len(r.Order))
-	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	dc := draw.New(canvas)
-	tiles := draw.Tiles{Rows: len(r.Order), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4)}
+	panels := make([]*plot.Plot, len(r.Order))
 	for i, name := range r.Order {
 		p, err := r.panel(name)
 		if err != nil {
 			return err
 		}
-		p.Draw(tiles.At(dc, 0, i))
+		panels[i] = p
 	}
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return err
-	}
-	return writeFile(path, buf.Bytes())
+	tiles := draw.Tiles{PadTop: vg.Points(4), PadBottom: vg.Points(4)}
+	return output.StackPNG(w, 11*vg.Inch, panelHeight*vg.Length(len(r.Order)), tiles, false, panels...)
 }
 
 func (r *Report) panel(name string) (*plot.Plot, error) {

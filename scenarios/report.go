@@ -3,13 +3,13 @@ package scenarios
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/percentile"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
@@ -147,7 +147,7 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 			lat = append(lat, c.Latency)
 		}
 	}
-	rep.CheckLatencyMS = LatencyMS{P50: percentile(lat, 50), P99: percentile(lat, 99)}
+	rep.CheckLatencyMS = LatencyMS{P50: percentile.NearestRank(lat, 50), P99: percentile.NearestRank(lat, 99)}
 	rep.detect(spec, tl)
 	for _, s := range load.Series {
 		if working.holds(Offset(s.T - start.Unix())) {
@@ -294,15 +294,4 @@ func countIf(xs []Offset, f func(Offset) bool) int {
 		}
 	}
 	return n
-}
-
-// percentile returns the p-th percentile of xs (nearest rank), 0 when empty.
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }

@@ -80,18 +80,6 @@ func TestMeasureReportsAMissedOutage(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	xs := []float64{5, 1, 4, 2, 3}
-	for p, want := range map[float64]float64{0: 1, 20: 1, 50: 3, 99: 5, 100: 5} {
-		if got := percentile(xs, p); got != want {
-			t.Errorf("p%v = %v, want %v", p, got, want)
-		}
-	}
-	if percentile(nil, 50) != 0 {
-		t.Error("empty")
-	}
-}
-
 // An outage shorter than the upstream schedule needs is reported as such;
 // one it had time for, and the same check without restarts, are plain
 // misses.

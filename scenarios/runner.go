@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/internal/peakrss"
 )
 
 // Options tune a run without changing what it measures.
@@ -81,7 +82,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		Started:         start,
 		DurationSeconds: elapsed.Seconds(),
 		Interrupted:     ctx.Err() != nil,
-		PeakRSSBytes:    peakRSS(),
+		PeakRSSBytes:    peakrss.Bytes(),
 		Spec:            spec,
 		Configs:         map[string]ConfigReport{},
 	}

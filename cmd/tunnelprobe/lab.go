@@ -8,13 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
@@ -175,12 +175,12 @@ func wrap(what string, err error) error {
 	return nil
 }
 
-// writeFile writes data to file, unless file is empty.
+// writeFile writes data to file atomically, unless file is empty.
 func writeFile(file string, data []byte) error {
 	if file == "" {
 		return nil
 	}
-	return os.WriteFile(file, data, 0o644)
+	return output.Bytes(file, data)
 }
 
 // roleKeys returns a role's own key (--key) and its peer's public key

@@ -121,7 +121,7 @@ func TestLoadMergeEqualsOneRun(t *testing.T) {
 		start := time.Unix(startSec[p], int64(p)*1e6)
 		r := resultOf(mine, start, startSec[p], last, 1)
 		file := filepath.Join(dir, "result-"+string(rune('0'+p))+".json")
-		if err := loadgen.WriteJSON(file, loadgen.Report{Result: &r}); err != nil {
+		if err := (loadgen.Report{Result: &r}).WriteFiles(file, ""); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, file)
@@ -205,7 +205,7 @@ func TestLoadMergeSweeps(t *testing.T) {
 	for i := range 3 {
 		rep := loadgen.Report{Levels: []loadgen.Result{level(time.Duration(i+1) * time.Millisecond), level(time.Duration(i+5) * time.Millisecond)}}
 		f := filepath.Join(dir, "sweep-"+string(rune('a'+i))+".json")
-		if err := loadgen.WriteJSON(f, rep); err != nil {
+		if err := rep.WriteFiles(f, ""); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)
@@ -249,11 +249,11 @@ func TestLoadMergeErrors(t *testing.T) {
 	}
 	r := resultOf([]event{{t: 1, kind: evConnect, latency: time.Millisecond}}, time.Unix(1, 0), 1, 1, 1)
 	run := filepath.Join(dir, "run.json")
-	if err := loadgen.WriteJSON(run, loadgen.Report{Result: &r}); err != nil {
+	if err := (loadgen.Report{Result: &r}).WriteFiles(run, ""); err != nil {
 		t.Fatal(err)
 	}
 	sweep := filepath.Join(dir, "sweep.json")
-	if err := loadgen.WriteJSON(sweep, loadgen.Report{Levels: []loadgen.Result{r}}); err != nil {
+	if err := (loadgen.Report{Levels: []loadgen.Result{r}}).WriteFiles(sweep, ""); err != nil {
 		t.Fatal(err)
 	}
 	// writeResult writes r changed by change.
@@ -261,7 +261,7 @@ func TestLoadMergeErrors(t *testing.T) {
 		r := r
 		change(&r)
 		f := filepath.Join(dir, name)
-		if err := loadgen.WriteJSON(f, loadgen.Report{Result: &r}); err != nil {
+		if err := (loadgen.Report{Result: &r}).WriteFiles(f, ""); err != nil {
 			t.Fatal(err)
 		}
 		return f

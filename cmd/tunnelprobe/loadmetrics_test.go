@@ -148,7 +148,7 @@ func TestLoadCommandMerge(t *testing.T) {
 	t.Parallel()
 	r := resultOf([]event{{t: 5, kind: evConnect, latency: time.Millisecond}}, time.Unix(5, 0), 5, 5, 1)
 	file := filepath.Join(t.TempDir(), "r.json")
-	if err := loadgen.WriteJSON(file, loadgen.Report{Result: &r}); err != nil {
+	if err := (loadgen.Report{Result: &r}).WriteFiles(file, ""); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/matrix"
 )
 
 const scenarioUsage = `Usage: tunnelprobe scenario [flags]
@@ -28,12 +30,12 @@ run with their 95% intervals to matrix.md, matrix.json and matrix.png, and
 each run's report into a folder of its own beside them.
 `
 
-// runScenario and runMatrix are scenarios.Run and scenarios.RunMatrix,
+// runScenario and runMatrix are scenarios.Run and matrix.Run,
 // unless a test replaces them to see what the command does around a run
 // without starting a lab.
 var (
 	runScenario = scenarios.Run
-	runMatrix   = scenarios.RunMatrix
+	runMatrix   = matrix.Run
 )
 
 // scenarioName names the command in its messages.
@@ -49,7 +51,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	suite := fs.String("suite", "default", "the built-in `suite`: default, quick (under two minutes, as CI runs it), brownout or deep-queue")
 	quick := fs.Bool("quick", false, "the same as --suite quick")
 	seed := fs.Uint64("seed", 0, "override the scenario's `seed` (0 keeps the spec's); with --repeat, the first pass's")
-	matrix := fs.Bool("matrix", false, "run every built-in link condition (docs/scenarios.md); excludes --spec, --suite and --quick")
+	allConditions := fs.Bool("matrix", false, "run every built-in link condition (docs/scenarios.md); excludes --spec, --suite and --quick")
 	condition := fs.String("condition", "", "with --matrix: run only the condition of this `name`")
 	var repeat int
 	fs.Var(cliflag.Int(&repeat, 1, 1), "repeat", "run the suite, spec or matrix this `number` of times, each pass with the next seed\n"+
@@ -58,21 +60,21 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 		return code
 	}
 	given := cliflag.Given(fs)
-	if *matrix && (given["spec"] || given["suite"] || *quick) {
+	if *allConditions && (given["spec"] || given["suite"] || *quick) {
 		return cliflag.UsageError(stderr, name, errors.New("--matrix excludes --spec, --suite and --quick: give one"))
 	}
 	spec, err := chooseSpec(given, *specPath, *suite, *quick)
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
-	single := !*matrix && repeat == 1 && *condition == ""
+	single := !*allConditions && repeat == 1 && *condition == ""
 	var conditions []scenarios.Spec
 	var took time.Duration
 	if !single {
-		if conditions, err = chooseConditions(spec, *matrix, *condition); err != nil {
+		if conditions, err = chooseConditions(spec, *allConditions, *condition); err != nil {
 			return cliflag.UsageError(stderr, name, err)
 		}
-		if took, err = scenarios.MatrixTime(conditions, repeat); err != nil {
+		if took, err = matrix.MinDuration(conditions, repeat); err != nil {
 			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %d for flag --repeat: %w", repeat, err))
 		}
 	}
@@ -87,7 +89,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	}
 	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
 		len(conditions)*repeat, len(conditions), repeat, took)
-	return runMany(ctx, conditions, scenarios.MatrixOptions{
+	return runMany(ctx, conditions, matrix.Options{
 		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout,
 	}, *out, *jsonPath, stdout, stderr)
 }
@@ -117,7 +119,7 @@ func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath string, stdo
 
 // runMany runs the conditions as opts says and writes the matrix into out
 // (and jsonPath).
-func runMany(ctx context.Context, conditions []scenarios.Spec, opts scenarios.MatrixOptions, out, jsonPath string, stdout, stderr io.Writer) int {
+func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Options, out, jsonPath string, stdout, stderr io.Writer) int {
 	const name = scenarioName
 	rep, err := runMatrix(ctx, conditions, opts)
 	if err != nil {
@@ -151,11 +153,11 @@ func checkOutputs(out, jsonPath string) error {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return fmt.Errorf("invalid value %q for flag --json: no such directory %s", jsonPath, dir)
 		}
-		if err := scenarios.CheckOutputDir(dir, false); err != nil {
+		if err := output.CheckDir(dir, false); err != nil {
 			return fmt.Errorf("invalid value %q for flag --json: %w", jsonPath, err)
 		}
 	}
-	if err := scenarios.CheckOutputDir(out, true); err != nil {
+	if err := output.CheckDir(out, true); err != nil {
 		return fmt.Errorf("invalid value %q for flag --out: %w", out, err)
 	}
 	return nil
@@ -165,7 +167,7 @@ func checkOutputs(out, jsonPath string) error {
 type results interface {
 	WriteTable(io.Writer) error
 	WriteResults(dir string) error
-	WriteJSON(path string) error
+	WriteJSON(w io.Writer) error
 }
 
 // rescuedPattern names the folder that takes the results when --out fails
@@ -195,7 +197,7 @@ func writeResults(r results, out, main, jsonPath string, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stdout, "\nreport: %s\n", filepath.Join(out, main))
 	if jsonPath != "" {
-		if err := r.WriteJSON(jsonPath); err != nil {
+		if err := output.File(jsonPath, r.WriteJSON); err != nil {
 			fmt.Fprintf(stderr, "%s: writing --json: %v (the same JSON is in %s)\n", name, err, out)
 			code = 1
 		}
@@ -244,11 +246,11 @@ func chooseSpec(given map[string]bool, specPath, suite string, quick bool) (scen
 // chooseConditions returns what a matrix run covers: spec, or with
 // --matrix the built-in conditions, or only the one --condition names. An
 // error is a usage error.
-func chooseConditions(spec scenarios.Spec, matrix bool, condition string) ([]scenarios.Spec, error) {
+func chooseConditions(spec scenarios.Spec, allConditions bool, condition string) ([]scenarios.Spec, error) {
 	switch {
-	case !matrix && condition != "":
+	case !allConditions && condition != "":
 		return nil, errors.New("--condition needs --matrix")
-	case !matrix:
+	case !allConditions:
 		return []scenarios.Spec{spec}, nil
 	case condition == "":
 		return scenarios.MatrixConditions(), nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/matrix"
 )
 
 func TestScenarioBadUsage(t *testing.T) {
@@ -224,15 +225,15 @@ func forbidRuns(t *testing.T) {
 	stubRuns(t, func(context.Context, scenarios.Spec, scenarios.Options) (*scenarios.Report, error) {
 		t.Error("a run started")
 		return nil, errors.New("no run in this test")
-	}, func(_ context.Context, conditions []scenarios.Spec, _ scenarios.MatrixOptions) (*scenarios.MatrixReport, error) {
+	}, func(_ context.Context, conditions []scenarios.Spec, _ matrix.Options) (*matrix.Report, error) {
 		t.Error("a matrix started")
 		return emptyMatrix(conditions), errors.New("no run in this test")
 	})
 }
 
 // emptyMatrix is the report of a matrix over conditions that made no run.
-func emptyMatrix(conditions []scenarios.Spec) *scenarios.MatrixReport {
-	m := &scenarios.MatrixReport{}
+func emptyMatrix(conditions []scenarios.Spec) *matrix.Report {
+	m := &matrix.Report{}
 	for _, c := range conditions {
 		m.Conditions = append(m.Conditions, c.Name)
 		for _, cfg := range c.Configs {
@@ -246,7 +247,7 @@ func emptyMatrix(conditions []scenarios.Spec) *scenarios.MatrixReport {
 
 // stubRuns replaces the command's runs for the test.
 func stubRuns(t *testing.T, run func(context.Context, scenarios.Spec, scenarios.Options) (*scenarios.Report, error),
-	matrix func(context.Context, []scenarios.Spec, scenarios.MatrixOptions) (*scenarios.MatrixReport, error)) {
+	matrix func(context.Context, []scenarios.Spec, matrix.Options) (*matrix.Report, error)) {
 	oldRun, oldMatrix := runScenario, runMatrix
 	t.Cleanup(func() { runScenario, runMatrix = oldRun, oldMatrix })
 	runScenario, runMatrix = run, matrix
@@ -352,7 +353,7 @@ func TestScenarioRepeatIsBounded(t *testing.T) {
 
 	var stdout, stderr bytes.Buffer
 	var before string
-	stubRuns(t, nil, func(_ context.Context, conditions []scenarios.Spec, _ scenarios.MatrixOptions) (*scenarios.MatrixReport, error) {
+	stubRuns(t, nil, func(_ context.Context, conditions []scenarios.Spec, _ matrix.Options) (*matrix.Report, error) {
 		before = stdout.String()
 		return emptyMatrix(conditions), errors.New("no run in this test")
 	})

@@ -1,4 +1,4 @@
-package scenarios
+package matrix
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v4/cpu"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
 // SaturatedCPU is the machine's CPU use above which a run is marked
@@ -14,10 +16,10 @@ import (
 // wrong reason.
 const SaturatedCPU = 0.9
 
-// MatrixOptions configure RunMatrix.
-type MatrixOptions struct {
+// Options configure Run.
+type Options struct {
 	// Options are each run's.
-	Options
+	scenarios.Options
 	// Repeat is how many passes over the conditions to make, each with its
 	// own seed; zero means one.
 	Repeat int
@@ -25,27 +27,27 @@ type MatrixOptions struct {
 	// zero keeps each condition's own seed for the first pass.
 	Seed uint64
 	// OnRun, when set, is called after each run, with the runs so far.
-	OnRun func(MatrixRun)
+	OnRun func(RunReport)
 	// Log, when set, receives a line as each run starts.
 	Log io.Writer
 
 	// run runs one condition: Run, unless a test replaces it.
-	run func(context.Context, Spec, Options) (*Report, error)
+	run func(context.Context, scenarios.Spec, scenarios.Options) (*scenarios.Report, error)
 	// cpuTimes reads the machine's CPU times: gopsutil's, unless a test
 	// replaces it.
 	cpuTimes func() (busy, total float64, err error)
 }
 
-// A MatrixRun is one run of one condition.
-type MatrixRun struct {
+// A RunReport is one run of one condition.
+type RunReport struct {
 	Condition string `json:"condition"`
 	Pass      int    `json:"pass"` // from 1
 	Seed      uint64 `json:"seed"`
 	// CPU is the share of the machine's CPU time (every core) that was busy
 	// during the run; Saturated is CPU above SaturatedCPU.
-	CPU       float64 `json:"cpu"`
-	Saturated bool    `json:"saturated"`
-	Report    *Report `json:"report"`
+	CPU       float64           `json:"cpu"`
+	Saturated bool              `json:"saturated"`
+	Report    *scenarios.Report `json:"report"`
 }
 
 // MaxRepeat bounds a matrix's passes: every run's report, timelines
@@ -53,41 +55,41 @@ type MatrixRun struct {
 // its own in the results.
 const MaxRepeat = 1_000
 
-// MatrixTime returns how long RunMatrix takes at least to make passes over
+// MinDuration returns how long Run takes at least to make passes over
 // conditions: their durations, each run taking a few seconds more to start
 // its labs. An error says why the matrix is refused: more passes than
 // MaxRepeat, or more time than MaxDuration.
-func MatrixTime(conditions []Spec, passes int) (time.Duration, error) {
+func MinDuration(conditions []scenarios.Spec, passes int) (time.Duration, error) {
 	if passes > MaxRepeat {
 		return 0, fmt.Errorf("%d passes, at most %d", passes, MaxRepeat)
 	}
 	var pass time.Duration
 	for _, c := range conditions {
-		if pass += min(c.Duration.Duration, MaxDuration+1); pass > MaxDuration {
+		if pass += min(c.Duration.Duration, scenarios.MaxDuration+1); pass > scenarios.MaxDuration {
 			break // too long already; the sum cannot overflow
 		}
 	}
-	if pass > MaxDuration || pass > 0 && passes > int(MaxDuration/pass) {
+	if pass > scenarios.MaxDuration || pass > 0 && passes > int(scenarios.MaxDuration/pass) {
 		return 0, fmt.Errorf("%d passes of %v take %.1f days at least, more than the %.0f days a command may take",
-			passes, pass, float64(passes)*pass.Hours()/24, MaxDuration.Hours()/24)
+			passes, pass, float64(passes)*pass.Hours()/24, scenarios.MaxDuration.Hours()/24)
 	}
 	return time.Duration(passes) * pass, nil
 }
 
-// RunMatrix runs each condition Repeat times, one run at a time, and
+// Run runs each condition Repeat times, one run at a time, and
 // gathers the rates over every run. When ctx ends it stops after the run
 // under way, which is kept but marked interrupted and left out of the
 // rates, and returns the report of what was measured, marked Interrupted.
 // An error is a run that failed; the report then holds the runs before it.
-func RunMatrix(ctx context.Context, conditions []Spec, opt MatrixOptions) (*MatrixReport, error) {
+func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report, error) {
 	if opt.run == nil {
-		opt.run = Run
+		opt.run = scenarios.Run
 	}
 	if opt.cpuTimes == nil {
 		opt.cpuTimes = machineCPUTimes
 	}
 	passes := max(opt.Repeat, 1)
-	rep := newMatrixReport(conditions, passes)
+	rep := newReport(conditions, passes)
 	defer rep.finish()
 	for pass := 1; pass <= passes; pass++ {
 		for _, c := range conditions {
@@ -108,7 +110,7 @@ func RunMatrix(ctx context.Context, conditions []Spec, opt MatrixOptions) (*Matr
 			if err != nil {
 				return rep, fmt.Errorf("%s, seed %d: %w", spec.Name, spec.Seed, err)
 			}
-			run := MatrixRun{Condition: spec.Name, Pass: pass, Seed: spec.Seed, Report: r}
+			run := RunReport{Condition: spec.Name, Pass: pass, Seed: spec.Seed, Report: r}
 			if busy1, total1, err := opt.cpuTimes(); err == nil && cpuErr == nil && total1 > total0 {
 				run.CPU = (busy1 - busy0) / (total1 - total0)
 				run.Saturated = run.CPU > SaturatedCPU

@@ -1,4 +1,4 @@
-package scenarios
+package matrix
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
 // fakeRun stands for Run: a report in which configuration "x" restarted
@@ -24,14 +26,14 @@ type fakeRun struct {
 	failAt int
 }
 
-func (f *fakeRun) run(ctx context.Context, spec Spec, _ Options) (*Report, error) {
+func (f *fakeRun) run(ctx context.Context, spec scenarios.Spec, _ scenarios.Options) (*scenarios.Report, error) {
 	f.seeds = append(f.seeds, spec.Name+"/"+string(rune('0'+spec.Seed)))
 	detection := 8.0
-	rep := &Report{
+	rep := &scenarios.Report{
 		Name: spec.Name, Seed: spec.Seed, Spec: spec, Order: []string{"x"},
-		Configs: map[string]ConfigReport{"x": {
+		Configs: map[string]scenarios.ConfigReport{"x": {
 			WorkingSeconds: 1800, FalseRestarts: 1, BlipActions: 1, BrokenConnections: 500,
-			Outages: []OutageReport{{Start: 10, End: 20, Detected: true, DetectionSeconds: &detection}},
+			Outages: []scenarios.OutageReport{{Start: 10, End: 20, Detected: true, DetectionSeconds: &detection}},
 		}},
 	}
 	if len(f.seeds) == f.interruptAt {
@@ -46,11 +48,11 @@ func (f *fakeRun) run(ctx context.Context, spec Spec, _ Options) (*Report, error
 	return rep, nil
 }
 
-func tinyCondition(name string, seed uint64) Spec {
-	return Spec{
-		Name: name, Seed: seed, Duration: D(30 * time.Second),
-		Link:    LinkSpec{Outages: []Window{{Start: D(5 * time.Second), Duration: D(2 * time.Second), Blip: true}, {Start: D(10 * time.Second), Duration: D(10 * time.Second)}}},
-		Configs: []ConfigSpec{{Name: "x"}},
+func tinyCondition(name string, seed uint64) scenarios.Spec {
+	return scenarios.Spec{
+		Name: name, Seed: seed, Duration: scenarios.D(30 * time.Second),
+		Link:    scenarios.LinkSpec{Outages: []scenarios.Window{{Start: scenarios.D(5 * time.Second), Duration: scenarios.D(2 * time.Second), Blip: true}, {Start: scenarios.D(10 * time.Second), Duration: scenarios.D(10 * time.Second)}}},
+		Configs: []scenarios.ConfigSpec{{Name: "x"}},
 	}
 }
 
@@ -71,9 +73,9 @@ func TestRunMatrixBookkeeping(t *testing.T) {
 		}
 		return busy, total, nil
 	}
-	var seen []MatrixRun
-	rep, err := RunMatrix(ctx, []Spec{tinyCondition("a", 1), tinyCondition("b", 4)}, MatrixOptions{
-		Repeat: 3, run: f.run, cpuTimes: cpuTimes, OnRun: func(r MatrixRun) { seen = append(seen, r) },
+	var seen []RunReport
+	rep, err := Run(ctx, []scenarios.Spec{tinyCondition("a", 1), tinyCondition("b", 4)}, Options{
+		Repeat: 3, run: f.run, cpuTimes: cpuTimes, OnRun: func(r RunReport) { seen = append(seen, r) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +131,8 @@ func TestRunMatrixBookkeeping(t *testing.T) {
 // A matrix given a seed starts every condition there.
 func TestRunMatrixSeed(t *testing.T) {
 	f := &fakeRun{}
-	if _, err := RunMatrix(context.Background(), []Spec{tinyCondition("a", 1), tinyCondition("b", 4)},
-		MatrixOptions{Repeat: 2, Seed: 7, run: f.run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil }}); err != nil {
+	if _, err := Run(context.Background(), []scenarios.Spec{tinyCondition("a", 1), tinyCondition("b", 4)},
+		Options{Repeat: 2, Seed: 7, run: f.run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil }}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"a/7", "b/7", "a/8", "b/8"}; !slices.Equal(f.seeds, want) {
@@ -138,33 +140,12 @@ func TestRunMatrixSeed(t *testing.T) {
 	}
 }
 
-func TestMatrixConditionsAreValid(t *testing.T) {
-	var total time.Duration
-	names := map[string]bool{}
-	for _, s := range MatrixConditions() {
-		if err := s.Validate(); err != nil {
-			t.Errorf("%s: %v", s.Name, err)
-		}
-		names[s.Name] = true
-		total += s.Duration.Duration
-		if len(s.Configs) != 8 || s.Configs[7].Name != "evidence-15s" {
-			t.Errorf("%s: %d configurations", s.Name, len(s.Configs))
-		}
-	}
-	if len(names) != 10 {
-		t.Errorf("%d conditions, want 10 with distinct names", len(names))
-	}
-	if total > 33*time.Minute {
-		t.Errorf("a pass takes %v of runs: too long for 35 minutes", total)
-	}
-}
-
 // A run in which a configuration failed is kept, said so, and left out of
 // that configuration's rates.
 func TestRunMatrixLeavesFailedRunsOutOfTheRates(t *testing.T) {
 	f := &fakeRun{failAt: 2}
-	rep, err := RunMatrix(context.Background(), []Spec{tinyCondition("a", 1)},
-		MatrixOptions{Repeat: 3, run: f.run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil }})
+	rep, err := Run(context.Background(), []scenarios.Spec{tinyCondition("a", 1)},
+		Options{Repeat: 3, run: f.run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,33 +168,33 @@ func TestRunMatrixLeavesFailedRunsOutOfTheRates(t *testing.T) {
 	}
 }
 
-// MatrixTime adds up the runs, and refuses more passes than MaxRepeat or
+// MinDuration adds up the runs, and refuses more passes than MaxRepeat or
 // more time than MaxDuration.
 func TestMatrixTimeBoundsTheRuns(t *testing.T) {
-	conditions := MatrixConditions()
+	conditions := scenarios.MatrixConditions()
 	var pass time.Duration
 	for _, c := range conditions {
 		pass += c.Duration.Duration
 	}
-	if took, err := MatrixTime(conditions, 2); err != nil || took != 2*pass {
+	if took, err := MinDuration(conditions, 2); err != nil || took != 2*pass {
 		t.Errorf("two passes: %v, %v; want %v", took, err, 2*pass)
 	}
-	most := int(MaxDuration / pass)
-	if _, err := MatrixTime(conditions, most); err != nil {
-		t.Errorf("%d passes of %v: %v; they fit in %v", most, pass, err, MaxDuration)
+	most := int(scenarios.MaxDuration / pass)
+	if _, err := MinDuration(conditions, most); err != nil {
+		t.Errorf("%d passes of %v: %v; they fit in %v", most, pass, err, scenarios.MaxDuration)
 	}
-	if _, err := MatrixTime(conditions, most+1); err == nil || !strings.Contains(err.Error(), "more than the 7 days") {
+	if _, err := MinDuration(conditions, most+1); err == nil || !strings.Contains(err.Error(), "more than the 7 days") {
 		t.Errorf("%d passes of %v: %v; want them refused", most+1, pass, err)
 	}
-	short := []Spec{tinyCondition("a", 1)} // 30 s
-	if _, err := MatrixTime(short, MaxRepeat); err != nil {
+	short := []scenarios.Spec{tinyCondition("a", 1)} // 30 s
+	if _, err := MinDuration(short, MaxRepeat); err != nil {
 		t.Errorf("%d passes of 30 s: %v", MaxRepeat, err)
 	}
-	if _, err := MatrixTime(short, MaxRepeat+1); err == nil || !strings.Contains(err.Error(), "at most 1000") {
+	if _, err := MinDuration(short, MaxRepeat+1); err == nil || !strings.Contains(err.Error(), "at most 1000") {
 		t.Errorf("%d passes: %v; want them refused", MaxRepeat+1, err)
 	}
-	long := Spec{Duration: D(time.Duration(math.MaxInt64))}
-	if _, err := MatrixTime([]Spec{long, long, long}, 1); err == nil {
+	long := scenarios.Spec{Duration: scenarios.D(time.Duration(math.MaxInt64))}
+	if _, err := MinDuration([]scenarios.Spec{long, long, long}, 1); err == nil {
 		t.Error("three runs of 292 years each: no error")
 	}
 }

@@ -1,13 +1,17 @@
-package scenarios
+package matrix
 
 import (
 	"slices"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/peakrss"
+	"github.com/tunnelprobe/tunnelprobe/internal/percentile"
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
-// MatrixReport is what a matrix (or a repeated suite) measured, as written
+// Report is what a matrix (or a repeated suite) measured, as written
 // to matrix.json.
-type MatrixReport struct {
+type Report struct {
 	Started     time.Time `json:"started"`
 	WallSeconds float64   `json:"wall_seconds"`
 	// Interrupted is set when the matrix was stopped early: the rates
@@ -21,7 +25,7 @@ type MatrixReport struct {
 	Configs    []string `json:"configs"`
 	Passes     int      `json:"passes"`
 	// Runs are the runs, in the order they ran.
-	Runs []MatrixRun `json:"runs"`
+	Runs []RunReport `json:"runs"`
 	// Overall holds each configuration's rates over every completed run;
 	// ByCondition the same per condition, then per configuration.
 	Overall     map[string]Rates            `json:"overall"`
@@ -68,8 +72,8 @@ type Rates struct {
 	BrokenPerHour     float64 `json:"broken_per_hour"`
 }
 
-func newMatrixReport(conditions []Spec, passes int) *MatrixReport {
-	rep := &MatrixReport{Started: time.Now(), Passes: passes}
+func newReport(conditions []scenarios.Spec, passes int) *Report {
+	rep := &Report{Started: time.Now(), Passes: passes}
 	for _, c := range conditions {
 		rep.Conditions = append(rep.Conditions, c.Name)
 		for _, cfg := range c.Configs {
@@ -81,22 +85,22 @@ func newMatrixReport(conditions []Spec, passes int) *MatrixReport {
 	return rep
 }
 
-func (rep *MatrixReport) add(run MatrixRun) { rep.Runs = append(rep.Runs, run) }
+func (rep *Report) add(run RunReport) { rep.Runs = append(rep.Runs, run) }
 
 // finish computes the rates over the completed runs, each configuration's
 // over the runs in which it was measured.
-func (rep *MatrixReport) finish() {
+func (rep *Report) finish() {
 	rep.WallSeconds = time.Since(rep.Started).Seconds()
-	rep.PeakRSSBytes = peakRSS()
+	rep.PeakRSSBytes = peakrss.Bytes()
 	rep.Overall = map[string]Rates{}
 	rep.ByCondition = map[string]map[string]Rates{}
 	for _, cond := range rep.Conditions {
 		rep.ByCondition[cond] = map[string]Rates{}
 	}
 	for _, cfg := range rep.Configs {
-		var all []MatrixRun
+		var all []RunReport
 		for _, cond := range rep.Conditions {
-			var runs []MatrixRun
+			var runs []RunReport
 			for _, r := range rep.Runs {
 				if r.Condition == cond && !r.Report.Interrupted {
 					runs = append(runs, r)
@@ -110,7 +114,7 @@ func (rep *MatrixReport) finish() {
 }
 
 // rates sums configuration cfg's figures over runs.
-func rates(cfg string, runs []MatrixRun) Rates {
+func rates(cfg string, runs []RunReport) Rates {
 	var r Rates
 	var detections []float64
 	for _, run := range runs {
@@ -156,7 +160,7 @@ func rates(cfg string, runs []MatrixRun) Rates {
 		r.DetectedShare = ClopperPearson(r.Detected, r.Outages)
 	}
 	if len(detections) > 0 {
-		median, worst := percentile(detections, 50), slices.Max(detections)
+		median, worst := percentile.NearestRank(detections, 50), slices.Max(detections)
 		r.DetectionMedianSeconds, r.DetectionMaxSeconds = &median, &worst
 	}
 	return r

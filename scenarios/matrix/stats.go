@@ -1,4 +1,4 @@
-package scenarios
+package matrix
 
 import "gonum.org/v1/gonum/stat/distuv"
 

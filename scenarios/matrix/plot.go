@@ -1,16 +1,17 @@
-package scenarios
+package matrix
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
+	"io"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
 // cellColors runs from good (green) to bad (red), for the matrix's cells.
@@ -29,7 +30,7 @@ var (
 // matrixGrid is one figure of the matrix: configurations (rows, the first
 // on top) against conditions (columns).
 type matrixGrid struct {
-	m     *MatrixReport
+	m     *Report
 	value func(Rates) float64
 }
 
@@ -40,11 +41,11 @@ func (g matrixGrid) Z(c, r int) float64 {
 	return g.value(g.m.ByCondition[g.m.Conditions[c]][g.m.Configs[len(g.m.Configs)-1-r]])
 }
 
-// PlotMatrix writes a PNG of the matrix at a glance, configurations against
+// PlotMatrix writes to w a PNG of the matrix at a glance, configurations against
 // conditions: above, false restarts and heals per hour of working link
 // (green none, red many); below, the share of outages detected (green all,
 // red none) with the median detection time.
-func (m *MatrixReport) PlotMatrix(path string) error {
+func (m *Report) PlotMatrix(w io.Writer) error {
 	falsePerHour := func(r Rates) float64 { return r.FalseRestartRate.PerHour + r.FalseHealRate.PerHour }
 	detected := func(r Rates) float64 {
 		if r.Outages == 0 {
@@ -72,21 +73,13 @@ func (m *MatrixReport) PlotMatrix(path string) error {
 	}
 	width := vg.Length(1.3*float64(len(m.Conditions))+1.5) * vg.Inch
 	height := 2 * vg.Length(0.45*float64(len(m.Configs))+1.2) * vg.Inch
-	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	dc := draw.New(canvas)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
-	top.Draw(tiles.At(dc, 0, 0))
-	bottom.Draw(tiles.At(dc, 0, 1))
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return err
-	}
-	return writeFile(path, buf.Bytes())
+	tiles := draw.Tiles{PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
+	return output.StackPNG(w, width, height, tiles, false, top, bottom)
 }
 
 // heatPanel is one heat map of g, coloured by pal over min..max (max 0:
 // the largest value, at least 1), each cell labelled.
-func (m *MatrixReport) heatPanel(title string, g matrixGrid, pal cellColors, lo, hi float64, label func(Rates) string) (*plot.Plot, error) {
+func (m *Report) heatPanel(title string, g matrixGrid, pal cellColors, lo, hi float64, label func(Rates) string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	h := plotter.NewHeatMap(g, pal)

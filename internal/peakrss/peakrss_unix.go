@@ -1,14 +1,14 @@
 //go:build unix
 
-package scenarios
+package peakrss
 
 import (
 	"runtime"
 	"syscall"
 )
 
-// peakRSS returns the process's peak resident memory in bytes.
-func peakRSS() int64 {
+// Bytes returns the process's peak resident memory in bytes.
+func Bytes() int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

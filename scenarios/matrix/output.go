@@ -1,4 +1,4 @@
-package scenarios
+package matrix
 
 import (
 	"fmt"
@@ -6,16 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
 // WriteTable writes each configuration's rates over every completed run as
 // an aligned table; runs in which a configuration failed are counted
 // apart.
-func (m *MatrixReport) WriteTable(w io.Writer) error {
+func (m *Report) WriteTable(w io.Writer) error {
 	return m.writeRates(w, "configuration", m.Configs, func(cfg string) Rates { return m.Overall[cfg] })
 }
 
-func (m *MatrixReport) writeRates(w io.Writer, first string, rows []string, get func(string) Rates) error {
+func (m *Report) writeRates(w io.Writer, first string, rows []string, get func(string) Rates) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\truns\tworking h\tfalse restarts/h (95%%)\tfalse heals/h (95%%)\tblip actions\tdetected (95%%)\tdetection median\tmax\tbroken conns/h\t\n", first)
 	for _, row := range rows {
@@ -55,7 +57,7 @@ func fmtSeconds(s *float64) string {
 
 // WriteMarkdown writes matrix.md: the rates per configuration, then per
 // condition and configuration, then every run with its seed and CPU use.
-func (m *MatrixReport) WriteMarkdown(w io.Writer) error {
+func (m *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Matrix: %d condition(s) × %d pass(es)\n\n", len(m.Conditions), m.Passes)
 	fmt.Fprintf(&b, "%d run(s) in %.0f min, peak memory %.1f GiB.", len(m.Runs), m.WallSeconds/60, float64(m.PeakRSSBytes)/(1<<30))
@@ -101,7 +103,7 @@ func (m *MatrixReport) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-func (m *MatrixReport) saturated() int {
+func (m *Report) saturated() int {
 	n := 0
 	for _, r := range m.Runs {
 		if r.Saturated {
@@ -112,19 +114,22 @@ func (m *MatrixReport) saturated() int {
 }
 
 // dir is the run's folder in the results: condition-seedN.
-func (r MatrixRun) dir() string { return fmt.Sprintf("%s-seed%d", r.Condition, r.Seed) }
+func (r RunReport) dir() string { return fmt.Sprintf("%s-seed%d", r.Condition, r.Seed) }
 
 // WriteResults writes matrix.md, matrix.json and matrix.png into dir, and
 // each run's report.md, report.json and timeline.png into a folder of its
 // own beside them.
-func (m *MatrixReport) WriteResults(dir string) error {
+func (m *Report) WriteResults(dir string) error {
 	for _, r := range m.Runs {
 		if err := r.Report.WriteResults(filepath.Join(dir, r.dir())); err != nil {
 			return err
 		}
 	}
-	return writeResultFiles(dir, "matrix", m.WriteMarkdown, m, "matrix.png", m.PlotMatrix)
+	return output.Dir(dir,
+		output.Named{Name: "matrix.md", Write: m.WriteMarkdown},
+		output.Named{Name: "matrix.json", Write: m.WriteJSON},
+		output.Named{Name: "matrix.png", Write: m.PlotMatrix})
 }
 
-// WriteJSON writes the report as indented JSON to path.
-func (m *MatrixReport) WriteJSON(path string) error { return writeJSON(path, m) }
+// WriteJSON writes the report as indented JSON to w.
+func (m *Report) WriteJSON(w io.Writer) error { return output.JSON(w, m) }

@@ -1,0 +1,105 @@
+package output
+
+import (
+	"bytes"
+	"errors"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// A result file is shared: 0644 under the usual umask, like os.Create's,
+// not os.CreateTemp's 0600.
+func TestFileModeFollowsTheUmask(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := Bytes(path, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+}
+
+// A write that fails leaves the old file as it was and nothing beside it.
+func TestFileIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.md")
+	if err := Bytes(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := File(path, func(w io.Writer) error {
+		io.WriteString(w, "half a new report")
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want boom naming %s", err, path)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("file = %q, want the old one", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files left in the folder, want 1", len(entries))
+	}
+}
+
+func TestFileIntoAMissingFolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "r.json")
+	if err := Bytes(path, nil); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want one naming %s", err, path)
+	}
+}
+
+// CheckDir creates the folder when asked, finds one that cannot take a
+// file, and leaves nothing behind.
+func TestCheckDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	if err := CheckDir(dir, false); err == nil {
+		t.Error("a missing folder passed without create")
+	}
+	if err := CheckDir(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("left %v (%v); want an empty folder", entries, err)
+	}
+	file := filepath.Join(dir, "file")
+	if err := Bytes(file, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{file, filepath.Join(file, "results")} {
+		if err := CheckDir(bad, true); err == nil {
+			t.Errorf("%s passed", bad)
+		}
+	}
+}
+
+func TestStackPNG(t *testing.T) {
+	for _, align := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := StackPNG(&b, 4*vg.Inch, 6*vg.Inch, draw.Tiles{}, align, plot.New(), plot.New()); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := img.Bounds().Dx(); got != 384 {
+			t.Errorf("width %d px, want 384 (4 in at 96 dpi)", got)
+		}
+	}
+}
