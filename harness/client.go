@@ -65,7 +65,9 @@ func NewClient(cfg ClientConfig) *Client {
 // a private key was configured).
 func (c *Client) PublicKey() Key { return c.cfg.PrivateKey.Public() }
 
-// Start brings the device up. The first handshake follows at once.
+// Start brings the device up. The first handshake follows at once. Once
+// ctx is done Start brings nothing up and returns ctx's error; a device it
+// brought up runs until Close.
 func (c *Client) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -74,6 +76,9 @@ func (c *Client) Start(ctx context.Context) error {
 	}
 	if c.cfg.ServerPublicKey == (Key{}) || !c.cfg.Endpoint.IsValid() {
 		return errors.New("harness: client needs the server's public key and an endpoint")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if c.cfg.PrivateKey == (Key{}) {
 		k, err := GenerateKey()

@@ -49,12 +49,15 @@ func (c *Client) downLocked() {
 }
 
 // Up brings a new client device up after Down; the first handshake follows
-// at once.
+// at once. Once ctx is done, Up brings nothing up and returns ctx's error.
 func (c *Client) Up(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.peer != nil {
 		return errors.New("harness: client is up already")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	return c.upLocked(ctx)
 }

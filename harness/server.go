@@ -3,6 +3,7 @@ package harness
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -68,7 +69,9 @@ func NewServer(cfg ServerConfig) *Server {
 }
 
 // Start generates the CA (and the key if none was given), brings the
-// device up and starts the services. On error everything started is
+// device up and starts the services. ctx bounds the start only: once ctx
+// is done, Start brings nothing more up and returns ctx's error; the
+// services it started run until Close. On error everything started is
 // closed again.
 func (s *Server) Start(ctx context.Context) (err error) {
 	if s.peer != nil {
@@ -76,6 +79,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	if s.cfg.ClientPublicKey == (Key{}) {
 		return errors.New("harness: server needs the client's public key")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if s.cfg.PrivateKey == (Key{}) {
 		if s.cfg.PrivateKey, err = GenerateKey(); err != nil {
@@ -87,6 +93,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	cert, err := s.ca.Issue(TLSHost, s.cfg.Addr.String())
 	if err != nil {
+		return err
+	}
+	// Generating the CA takes a while; a caller who gave up meanwhile
+	// gets no device.
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	p, err := startPeer(peerConfig{
@@ -103,12 +114,18 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.peer = p
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	tl, err := p.tun.ListenTCP(netip.AddrPortFrom(s.cfg.Addr, TLSPort))
+	if err := s.serve(cert); err != nil {
+		s.Close()
+		return err
+	}
+	return nil
+}
+
+// serve starts the services on the started device's netstack: the TLS
+// target with cert, the two sinks and the DNS server. They run until
+// Close, which also cleans up after an error here.
+func (s *Server) serve(cert tls.Certificate) error {
+	tl, err := s.peer.tun.ListenTCP(s.TLSAddr())
 	if err != nil {
 		return fmt.Errorf("harness: TLS target listen: %w", err)
 	}
@@ -117,15 +134,15 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.stopSinks = stop
 	for _, x := range []struct {
 		sink *sink.Server
-		port uint16
-	}{{&s.sink, SinkPort}, {&s.echo, EchoPort}} {
-		ln, err := p.tun.ListenTCP(netip.AddrPortFrom(s.cfg.Addr, x.port))
+		addr netip.AddrPort
+	}{{&s.sink, s.SinkAddr()}, {&s.echo, s.EchoAddr()}} {
+		ln, err := s.peer.tun.ListenTCP(x.addr)
 		if err != nil {
 			return fmt.Errorf("harness: sink listen: %w", err)
 		}
 		s.sinksStopped.Go(func() { _ = x.sink.Serve(sinkCtx, ln) })
 	}
-	if s.dns, err = p.tun.ListenUDP(s.DNSAddr()); err != nil {
+	if s.dns, err = s.peer.tun.ListenUDP(s.DNSAddr()); err != nil {
 		return fmt.Errorf("harness: DNS listen: %w", err)
 	}
 	s.sinksStopped.Go(func() { serveDNS(s.dns, labHosts(s.cfg.Addr)) })

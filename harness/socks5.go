@@ -41,8 +41,13 @@ type SOCKS5 struct {
 }
 
 // ListenSOCKS5 listens on addr and serves there a SOCKS5 ingress whose
-// connections dial, until Close.
+// connections dial, until Close. ctx bounds the listen only: once it is
+// done, ListenSOCKS5 returns its error and serves nothing.
 func ListenSOCKS5(ctx context.Context, addr string, dial func(ctx context.Context, network, address string) (net.Conn, error)) (*SOCKS5, error) {
+	// Listening on a literal address does not look at ctx.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
