@@ -9,6 +9,7 @@ var (
 	ClientTunnelAddr = netip.MustParseAddr("10.99.0.2")
 )
 
+// The server peer's in-tunnel service ports, and the lab's names.
 const (
 	TLSPort  = 443
 	SinkPort = 9  // discard
@@ -17,7 +18,8 @@ const (
 	// DefaultMTU is the tunnel MTU, WireGuard's usual 1420.
 	DefaultMTU = 1420
 	// TLSHost and SinkHost are names the client's Dial resolves to the
-	// server's in-tunnel address (the lab has no DNS).
+	// server's in-tunnel address by itself, asking no DNS server; the
+	// server's DNS server answers them too, for DNS checks.
 	TLSHost  = "tls.lab"
 	SinkHost = "sink.lab"
 )

@@ -75,7 +75,8 @@ func (t *netTUN) counters() middleware.Counters {
 }
 
 // newNetTUN creates the stack with one address. hosts maps names to
-// in-tunnel addresses for Dial (there is no DNS in the lab).
+// in-tunnel addresses for Dial, which resolves them without asking a DNS
+// server.
 func newNetTUN(addr netip.Addr, mtu int, bufs Buffers, hosts map[string]netip.Addr) (*netTUN, error) {
 	if bufs == (Buffers{}) {
 		bufs = DefaultBuffers

@@ -20,7 +20,7 @@ import (
 // authentication: enough for curl, Go's x/net/proxy and load generators to
 // reach the lab's tunnel from other processes. It is written here because
 // the maintained SOCKS5 server libraries are not served by this project's
-// module proxy; CONNECT-only is about 150 lines.
+// module proxy, and CONNECT alone is small.
 //
 // Names in requests are resolved by Dial, so SOCKS5 clients that send host
 // names (curl's socks5h://) reach the lab's names such as TLSHost.
