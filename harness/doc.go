@@ -6,8 +6,12 @@
 //
 //   - [Server]: a WireGuard peer (golang.zx2c4.com/wireguard) on a gVisor
 //     netstack hosting a [TLSTarget] (HTTPS, certificate from a [CA]
-//     generated at start) on [TLSPort], a discarding [Sink] on [SinkPort]
-//     and an echoing one on [EchoPort].
+//     generated at start) on [TLSPort], a discarding sink
+//     ([github.com/tunnelprobe/tunnelprobe/loadgen/sink.Server]) on
+//     [SinkPort], an echoing one on [EchoPort] and a DNS server for the
+//     lab's names ([TLSHost], [SinkHost]) on [DNSPort]; its netstack
+//     answers ICMP echo. [Server.Stream] sends a one-way UDP stream to the
+//     client.
 //   - [Link]: a UDP relay between the peers that carries their encrypted
 //     packets through one FIFO queue per direction, shared by every flow,
 //     with a serialisation rate, a one-way delay, a tail-drop queue limit in
@@ -18,7 +22,8 @@
 //   - [Client]: the client peer on its own netstack; [Client.DialContext] opens
 //     connections inside the tunnel and [Client.Restart] takes the device
 //     down and up again as a heal or a container restart would, aborting
-//     every flow through it.
+//     every flow through it ([Client.Down] and [Client.Up] do it in two
+//     steps). [Client.ReadCounters] counts what crosses its tunnel.
 //   - [SOCKS5]: a CONNECT-only SOCKS5 server that lets other processes
 //     (the load generator, curl) use the client's netstack.
 //   - [ControlHandler]: the HTTP control API (GET and PUT /link, POST
@@ -35,14 +40,17 @@
 // Constructors ([New], [NewServer], [NewClient], [NewLink]) start nothing.
 // Start opens sockets and starts goroutines; the matching Close stops them
 // and waits for every one of them, so after Close nothing of the part is
-// left running. The caller must Close everything it started, including
+// left running. The ctx of a Start bounds the start only: once it is done,
+// Start starts nothing more and returns its error, while a part already
+// started runs until Close. The caller must Close everything it started, including
 // when Start of a later part failed; [Lab.Start] cleans up after itself on
 // error. Start and Close must not run concurrently with each other; every
 // other method is safe for concurrent use, also while traffic flows.
 //
 // Goroutines: the link has one reader per socket and one pacer per
 // direction; each sink, TLS target and SOCKS5 server has an accept loop
-// and one goroutine per connection (two for a SOCKS5 connection). The
+// and one goroutine per connection (two for a SOCKS5 connection); the DNS
+// server has one. The
 // WireGuard devices and gVisor stacks run their own workers, which
 // Client.Close, Server.Close and Client.Restart wait for.
 //

@@ -45,13 +45,18 @@ type Lab struct {
 // New returns a Lab; it starts nothing until Start.
 func New(cfg Config) *Lab { return &Lab{cfg: cfg} }
 
-// Start generates keys and a CA and starts every part. On error the parts
+// Start generates keys and a CA and starts every part. ctx bounds the
+// start only: once it is done, no further part is started and Start
+// returns ctx's error; a started lab runs until Close. On error the parts
 // already started are closed. Close stops a started lab.
 func (l *Lab) Start(ctx context.Context) (err error) {
 	if l.server != nil {
 		return errors.New("harness: lab already started")
 	}
 	if err := l.cfg.Link.Validate(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	skey, err := GenerateKey()

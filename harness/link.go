@@ -73,7 +73,8 @@ func NewLink(cfg LinkConfig) *Link {
 }
 
 // Start opens the two sockets and starts the relay. It returns an error if
-// the settings are invalid or a socket cannot be opened. Close stops it.
+// the settings are invalid, a socket cannot be opened or ctx is done before
+// the relay starts; ctx bounds the start only, the relay runs until Close.
 func (l *Link) Start(ctx context.Context) error {
 	if l.started {
 		return errors.New("harness: link already started")
@@ -83,6 +84,10 @@ func (l *Link) Start(ctx context.Context) error {
 	}
 	if !l.cfg.Server.IsValid() {
 		return errors.New("harness: link needs the server peer's address")
+	}
+	// Opening a socket on a literal address does not look at ctx.
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	cconn, err := listenUDP(ctx, l.cfg.Listen)
 	if err != nil {

@@ -75,7 +75,8 @@ func (t *netTUN) counters() middleware.Counters {
 }
 
 // newNetTUN creates the stack with one address. hosts maps names to
-// in-tunnel addresses for Dial (there is no DNS in the lab).
+// in-tunnel addresses for Dial, which resolves them without asking a DNS
+// server.
 func newNetTUN(addr netip.Addr, mtu int, bufs Buffers, hosts map[string]netip.Addr) (*netTUN, error) {
 	if bufs == (Buffers{}) {
 		bufs = DefaultBuffers
@@ -212,8 +213,13 @@ func (t *netTUN) Close() error {
 
 // DialContext dials a TCP or UDP address inside the tunnel, or with network
 // "ping4" or "ping6" opens an ICMP echo socket to a host (see dialPing).
-// The host is an IP address or one of the lab's names.
+// The host is an IP address or one of the lab's names. As net.Dialer does,
+// it dials nothing once ctx is done; only a TCP dial has a handshake for
+// ctx to cut short.
 func (t *netTUN) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
 	if network == "ping4" || network == "ping6" {
 		c, err := t.dialPing(address)
 		if err != nil {

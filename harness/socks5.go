@@ -20,7 +20,7 @@ import (
 // authentication: enough for curl, Go's x/net/proxy and load generators to
 // reach the lab's tunnel from other processes. It is written here because
 // the maintained SOCKS5 server libraries are not served by this project's
-// module proxy; CONNECT-only is about 150 lines.
+// module proxy, and CONNECT alone is small.
 //
 // Names in requests are resolved by Dial, so SOCKS5 clients that send host
 // names (curl's socks5h://) reach the lab's names such as TLSHost.
@@ -41,8 +41,13 @@ type SOCKS5 struct {
 }
 
 // ListenSOCKS5 listens on addr and serves there a SOCKS5 ingress whose
-// connections dial, until Close.
+// connections dial, until Close. ctx bounds the listen only: once it is
+// done, ListenSOCKS5 returns its error and serves nothing.
 func ListenSOCKS5(ctx context.Context, addr string, dial func(ctx context.Context, network, address string) (net.Conn, error)) (*SOCKS5, error) {
+	// Listening on a literal address does not look at ctx.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

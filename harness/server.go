@@ -1,0 +1,191 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
+)
+
+// ServerConfig configures the server peer. Zero fields take the defaults
+// in their comments.
+type ServerConfig struct {
+	// PrivateKey is the server's key; zero generates one.
+	PrivateKey Key
+	// ClientPublicKey is the only peer allowed. Required.
+	ClientPublicKey Key
+	// Listen is the UDP address; default "127.0.0.1:0" (a free port).
+	Listen string
+	// Addr is the in-tunnel address; default ServerTunnelAddr.
+	Addr netip.Addr
+	// ClientAddr is the client's in-tunnel address; default ClientTunnelAddr.
+	ClientAddr netip.Addr
+	// MTU defaults to DefaultMTU.
+	MTU int
+	// Buffers are the netstack's TCP buffers; zero means DefaultBuffers.
+	Buffers Buffers
+	// Keepalive, when positive, is WireGuard's persistent keepalive
+	// towards the client: the server then sends keepalives on its own,
+	// whether or not it hears the client. Zero: none, as VPN servers
+	// usually have. WireGuard counts it in whole seconds: rounded up.
+	Keepalive time.Duration
+	// Log receives WireGuard's errors at debug level; nil discards them.
+	Log *slog.Logger
+}
+
+// Server is the server peer: a WireGuard device whose netstack hosts the TLS
+// target on TLSPort, a discarding sink on SinkPort, an echoing sink on
+// EchoPort and a DNS server for the lab's names on DNSPort (UDP); the
+// netstack answers ICMP echo requests to its address.
+type Server struct {
+	cfg    ServerConfig
+	ca     *CA
+	peer   *peer
+	target *TLSTarget
+	// The sinks speak the load generator's protocol (package
+	// loadgen/sink), so a load through the lab can ask for downloads.
+	sink, echo   sink.Server
+	stopSinks    context.CancelFunc
+	sinksStopped sync.WaitGroup
+	dns          net.PacketConn
+}
+
+// NewServer returns a Server; it starts nothing until Start.
+func NewServer(cfg ServerConfig) *Server {
+	cfg.Addr = cmp.Or(cfg.Addr, ServerTunnelAddr)
+	cfg.ClientAddr = cmp.Or(cfg.ClientAddr, ClientTunnelAddr)
+	cfg.MTU = cmp.Or(cfg.MTU, DefaultMTU)
+	s := &Server{cfg: cfg}
+	s.echo.Echo = true
+	return s
+}
+
+// Start generates the CA (and the key if none was given), brings the
+// device up and starts the services. ctx bounds the start only: once ctx
+// is done, Start brings nothing more up and returns ctx's error; the
+// services it started run until Close. On error everything started is
+// closed again.
+func (s *Server) Start(ctx context.Context) (err error) {
+	if s.peer != nil {
+		return errors.New("harness: server already started")
+	}
+	if s.cfg.ClientPublicKey == (Key{}) {
+		return errors.New("harness: server needs the client's public key")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.cfg.PrivateKey == (Key{}) {
+		if s.cfg.PrivateKey, err = GenerateKey(); err != nil {
+			return err
+		}
+	}
+	if s.ca, err = NewCA(); err != nil {
+		return err
+	}
+	cert, err := s.ca.Issue(TLSHost, s.cfg.Addr.String())
+	if err != nil {
+		return err
+	}
+	// Generating the CA takes a while; a caller who gave up meanwhile
+	// gets no device.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := startPeer(peerConfig{
+		priv:   s.cfg.PrivateKey,
+		listen: s.cfg.Listen,
+		addr:   s.cfg.Addr,
+		mtu:    s.cfg.MTU,
+		bufs:   s.cfg.Buffers,
+		peerCfg: fmt.Sprintf("public_key=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
+			s.cfg.ClientPublicKey.hex(), netip.PrefixFrom(s.cfg.ClientAddr, s.cfg.ClientAddr.BitLen()), keepaliveSeconds(s.cfg.Keepalive)),
+		log: s.cfg.Log,
+	})
+	if err != nil {
+		return err
+	}
+	s.peer = p
+	if err := s.serve(cert); err != nil {
+		s.Close()
+		return err
+	}
+	return nil
+}
+
+// serve starts the services on the started device's netstack: the TLS
+// target with cert, the two sinks and the DNS server. They run until
+// Close, which also cleans up after an error here.
+func (s *Server) serve(cert tls.Certificate) error {
+	tl, err := s.peer.tun.ListenTCP(s.TLSAddr())
+	if err != nil {
+		return fmt.Errorf("harness: TLS target listen: %w", err)
+	}
+	s.target = StartTLSTarget(tl, cert)
+	sinkCtx, stop := context.WithCancel(context.Background())
+	s.stopSinks = stop
+	for _, x := range []struct {
+		sink *sink.Server
+		addr netip.AddrPort
+	}{{&s.sink, s.SinkAddr()}, {&s.echo, s.EchoAddr()}} {
+		ln, err := s.peer.tun.ListenTCP(x.addr)
+		if err != nil {
+			return fmt.Errorf("harness: sink listen: %w", err)
+		}
+		s.sinksStopped.Go(func() { _ = x.sink.Serve(sinkCtx, ln) })
+	}
+	if s.dns, err = s.peer.tun.ListenUDP(s.DNSAddr()); err != nil {
+		return fmt.Errorf("harness: DNS listen: %w", err)
+	}
+	s.sinksStopped.Go(func() { serveDNS(s.dns, labHosts(s.cfg.Addr)) })
+	return nil
+}
+
+// Close stops the services and the device and waits for their goroutines.
+func (s *Server) Close() error {
+	if s.peer == nil {
+		return nil
+	}
+	var errs []error
+	if s.target != nil {
+		errs = append(errs, s.target.Close())
+	}
+	if s.dns != nil {
+		s.dns.Close() // ends serveDNS
+	}
+	if s.stopSinks != nil {
+		s.stopSinks()
+	}
+	s.sinksStopped.Wait()
+	s.peer.close()
+	s.peer = nil
+	return errors.Join(errs...)
+}
+
+// PublicKey is the server's public key (valid after Start).
+func (s *Server) PublicKey() Key { return s.cfg.PrivateKey.Public() }
+
+// UDPAddr is the server's WireGuard UDP address.
+func (s *Server) UDPAddr() netip.AddrPort { return s.peer.udpAddr() }
+
+// CA is the CA that issued the TLS target's certificate.
+func (s *Server) CA() *CA { return s.ca }
+
+// TLSAddr, SinkAddr and EchoAddr are the in-tunnel service addresses.
+func (s *Server) TLSAddr() netip.AddrPort  { return netip.AddrPortFrom(s.cfg.Addr, TLSPort) }
+func (s *Server) SinkAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, SinkPort) }
+func (s *Server) EchoAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, EchoPort) }
+
+// DNSAddr is the in-tunnel address of the DNS server (UDP).
+func (s *Server) DNSAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, DNSPort) }
+
+// SinkStats are the counters of the discarding sink.
+func (s *Server) SinkStats() sink.Stats { return s.sink.Stats() }
