@@ -6,10 +6,11 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/enum"
 )
 
 // Direction says which way a run's payload flows.
@@ -24,15 +25,10 @@ const (
 	Both
 )
 
-var directionNames = [...]string{Up: "up", Down: "down", Both: "both"}
+var directionNames = []string{Up: "up", Down: "down", Both: "both"}
 
 // String returns "up", "down" or "both".
-func (d Direction) String() string {
-	if d >= 0 && int(d) < len(directionNames) {
-		return directionNames[d]
-	}
-	return fmt.Sprintf("Direction(%d)", int(d))
-}
+func (d Direction) String() string { return enum.Name("Direction", directionNames, d) }
 
 // MarshalText returns d.String(), so that a Direction is a flag.TextVar
 // value and a JSON or YAML string.
@@ -50,12 +46,7 @@ func (d *Direction) UnmarshalText(text []byte) error {
 
 // ParseDirection parses "up", "down" or "both" (any case).
 func ParseDirection(s string) (Direction, error) {
-	for d, name := range directionNames {
-		if strings.EqualFold(s, name) {
-			return Direction(d), nil
-		}
-	}
-	return 0, fmt.Errorf("loadgen: unknown direction %q (want up, down or both)", s)
+	return enum.Parse[Direction]("direction", directionNames, s)
 }
 
 // Defaults for the zero values of Config's fields.

@@ -11,6 +11,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
+	"github.com/tunnelprobe/tunnelprobe/internal/enum"
 )
 
 // Kubernetes' probe defaults (pkg/apis/core/v1/defaults.go).
@@ -39,29 +40,22 @@ const (
 	Startup
 )
 
-var probeTypeNames = [...]string{Liveness: "liveness", Readiness: "readiness", Startup: "startup"}
+var probeTypeNames = []string{Liveness: "liveness", Readiness: "readiness", Startup: "startup"}
 
 // String returns "liveness", "readiness" or "startup".
-func (t ProbeType) String() string {
-	if t >= 0 && int(t) < len(probeTypeNames) {
-		return probeTypeNames[t]
-	}
-	return fmt.Sprintf("ProbeType(%d)", int(t))
-}
+func (t ProbeType) String() string { return enum.Name("ProbeType", probeTypeNames, t) }
 
 // MarshalText returns t.String(), so that a ProbeType reads and writes as
 // text in flags, JSON and YAML.
 func (t ProbeType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
-// UnmarshalText parses "liveness", "readiness" or "startup".
+// UnmarshalText parses "liveness", "readiness" or "startup", in any case.
 func (t *ProbeType) UnmarshalText(text []byte) error {
-	for v, name := range probeTypeNames {
-		if string(text) == name {
-			*t = ProbeType(v)
-			return nil
-		}
+	v, err := enum.Parse[ProbeType]("probe type", probeTypeNames, string(text))
+	if err == nil {
+		*t = v
 	}
-	return fmt.Errorf("unknown probe type %q: want liveness, readiness or startup", text)
+	return err
 }
 
 // initial returns the state the kubelet gives a new container before any
@@ -204,7 +198,7 @@ func NewKubelet(cfg KubeletConfig, c Container) (*Kubelet, error) {
 	switch cfg.Type {
 	case Liveness, Readiness, Startup:
 	default:
-		return nil, fmt.Errorf("scenarios: unknown probe type %d", int(cfg.Type))
+		return nil, fmt.Errorf("prober: unknown probe type %d", int(cfg.Type))
 	}
 	var errs []error
 	fillDefault(&errs, "period", &cfg.Period, DefaultKubeletPeriod)
