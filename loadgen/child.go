@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/netip"
@@ -11,6 +13,7 @@ import (
 
 	"golang.org/x/net/proxy"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -134,4 +137,58 @@ func SOCKS5Dialer(addr string) (middleware.Dialer, error) {
 		return nil, errors.New("loadgen: the SOCKS5 dialer cannot be cancelled")
 	}
 	return cd, nil
+}
+
+// RunChild is the child side of a Fleet: it reads its share of the run (a
+// ChildConfig) from its first line on stdin, says it is ready, waits for the
+// start time its parent writes next, runs, and reports each second and its
+// result as ChildReports on stdout. It returns an error when it could not
+// run, and tells the parent why; a run stopped by ctx still reports what it
+// measured. stdin is read in a goroutine, so that ctx can end the waits;
+// when RunChild returns before stdin ends, that goroutine ends with stdin
+// (in a child process: when the parent closes the pipe, or the process
+// exits).
+func RunChild(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	return childproc.RunChild(ctx, stdin, stdout, runChild)
+}
+
+// runChild runs cc once the parent says when, reporting to p.
+func runChild(ctx context.Context, cc ChildConfig, p *childproc.Parent[ChildReport]) error {
+	cfg, err := cc.Build()
+	if err != nil {
+		return err
+	}
+	p.Ready()
+	var startNS int64
+	if err := p.Receive(ctx, &startNS); err != nil {
+		if ctx.Err() != nil {
+			p.Send(ChildReport{Result: emptyResult(cfg)})
+			return nil
+		}
+		return errors.New("no start time from the parent")
+	}
+	t := time.NewTimer(time.Until(time.Unix(0, startNS)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		p.Send(ChildReport{Result: emptyResult(cfg)})
+		return nil
+	}
+	cfg.OnSecond = func(s Second) { p.Send(ChildReport{Second: &s}) }
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	p.Send(ChildReport{Result: &res})
+	return nil
+}
+
+// emptyResult is the result of a child stopped before it started.
+func emptyResult(cfg Config) *Result {
+	return &Result{
+		Target: cfg.Target, Path: cfg.PathName, Start: time.Now(), Processes: 1, Interrupted: true,
+		ConnsRequested: cfg.Conns, Errors: map[string]int64{},
+		Histograms: Histograms{Connect: NewLatencyHistogram().Export(), Probe: NewLatencyHistogram().Export()},
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -30,17 +31,17 @@ func TestRunChildSpeaksTheFleetProtocol(t *testing.T) {
 	var res *loadgen.Result
 	dec := json.NewDecoder(&stdout)
 	for dec.More() {
-		var m loadgen.ChildMessage
+		var m childproc.Message[loadgen.ChildReport]
 		if err := dec.Decode(&m); err != nil {
 			t.Fatal(err)
 		}
 		switch {
 		case m.Ready:
 			ready = true
-		case m.Second != nil:
+		case m.Data != nil && m.Data.Second != nil:
 			seconds++
-		case m.Result != nil:
-			res = m.Result
+		case m.Data != nil && m.Data.Result != nil:
+			res = m.Data.Result
 		case m.Error != "":
 			t.Errorf("child error: %s", m.Error)
 		}

@@ -28,8 +28,8 @@ of open files, and sums their counters.
 // childMode is the first argument of a command run as a child of a
 // --procs parent. Children take no flags and nothing from the environment:
 // their parent writes their settings as data (a JSON line) on their stdin,
-// and they answer in JSON lines on stdout (sink.ChildMessage for a sink,
-// loadgen.ChildMessage for a load).
+// and they answer in JSON lines on stdout (childproc.Message, carrying
+// sink.Stats for a sink, loadgen.ChildReport for a load).
 const childMode = "__child"
 
 // sinkFlags are the flags of the sink command.

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
-	mprom "github.com/tunnelprobe/tunnelprobe/middleware/prom"
+	"github.com/tunnelprobe/tunnelprobe/internal/promserve"
 )
 
 // Endpoint serves a load's Metrics, with the Go runtime's and the
@@ -26,14 +26,14 @@ func Listen(addr string) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := mprom.NewRegistry()
+	reg := promserve.NewRegistry()
 	m, err := NewMetrics(reg)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", mprom.Handler(reg))
+	mux.Handle("/metrics", promserve.Handler(reg))
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Endpoint{Metrics: m, ln: ln, cancel: cancel, done: make(chan error, 1)}
 	go func() { e.done <- httpserve.Serve(ctx, ln, mux, httpserve.Options{}) }()

@@ -49,8 +49,9 @@
 // [Server] may serve several listeners, one Serve call each, and its
 // counters are safe to read at any time. [ListenReusePort] lets several
 // processes share one port, for more connections than one process has
-// file descriptors: a [Fleet] starts such processes, each a program that
-// calls [RunChild] (tunnelprobe sink --procs runs itself that way), tells
-// them their settings as data on their stdin and adds up the counters they
-// report; its Wait waits for them once the context given to Start ends.
+// file descriptors: a [Group] runs such child processes beside its own
+// Server, each a program that calls [RunChild] (tunnelprobe sink --procs
+// runs itself that way), tells them their settings as data on their stdin
+// and adds up the counters they report. [Group.Run] blocks until its
+// context ends or a process fails, and returns once every child has exited.
 package sink

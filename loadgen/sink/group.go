@@ -8,15 +8,19 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 )
 
 // Group is one sink served by several processes on one port, each with its
-// own limit of open files: this process's Server and Procs-1 children (a
-// Fleet) beside it, all listening with SO_REUSEPORT, their counters summed.
-// With Procs at most 1 it is this process's Server alone, listening
-// plainly, so that a port in use is an error rather than a silent share
-// with another sink.
+// own limit of open files: this process's Server and Procs-1 child
+// processes beside it (each a program that calls RunChild), all listening
+// with SO_REUSEPORT, their counters summed. With Procs at most 1 it is this
+// process's Server alone, listening plainly, so that a port in use is an
+// error rather than a silent share with another sink.
 type Group struct {
 	// Listen is the address to listen on; port 0 picks a free one, which
 	// the children then share.
@@ -25,14 +29,17 @@ type Group struct {
 	Echo bool
 	// Procs is the count of processes, this one included.
 	Procs int
-	// Command returns the command of one child, as Fleet.Command;
-	// required when Procs > 1.
+	// Command returns the command of one child, made with
+	// exec.CommandContext(ctx, ...): the end of ctx stops it. Required
+	// when Procs > 1.
 	Command func(ctx context.Context) *exec.Cmd
-	// StartTimeout is Fleet.StartTimeout.
+	// StartTimeout bounds the wait for every child to listen; zero means
+	// 30 s.
 	StartTimeout time.Duration
 
-	srv   Server
-	fleet Fleet
+	srv      Server
+	mu       sync.Mutex
+	children []Stats // the counters each child last reported
 }
 
 // Totals are a Group's summed counters, as its StatsHandler serves them.
@@ -44,7 +51,13 @@ type Totals struct {
 // Totals returns the counters of every process of g so far (the children's
 // as last reported, once a second).
 func (g *Group) Totals() Totals {
-	return Totals{Stats: g.srv.Stats().Add(g.fleet.Stats()), Processes: 1 + g.fleet.Size()}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.srv.Stats()
+	for _, c := range g.children {
+		s = s.Add(c)
+	}
+	return Totals{Stats: s, Processes: 1 + len(g.children)}
 }
 
 // StatsHandler serves g.Totals as JSON on GET.
@@ -70,32 +83,72 @@ func (g *Group) Run(ctx context.Context, ready func(addr net.Addr)) error {
 		return fmt.Errorf("cannot listen on %s: %w", g.Listen, err)
 	}
 	g.srv.Echo = g.Echo
-	g.fleet.Command, g.fleet.StartTimeout = g.Command, g.StartTimeout
 	// runCtx ends everything: the caller's stop, or a part that fails.
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	served := make(chan error, 1)
 	go func() { served <- g.srv.Serve(runCtx, ln) }()
+	listening := make(chan struct{}) // closed once every child listens
+	childrenDone := make(chan struct{})
 	if g.Procs > 1 {
-		if err := g.fleet.Start(runCtx, cancel, g.Procs-1, ln.Addr().String(), g.Echo); err != nil {
-			cancel(err)
-		}
+		go func() {
+			defer close(childrenDone)
+			if err := g.runChildren(runCtx, ln.Addr().String(), listening); err != nil {
+				cancel(err)
+			}
+		}()
+	} else {
+		close(listening)
+		close(childrenDone)
 	}
-	if runCtx.Err() == nil {
-		ready(ln.Addr())
+	select {
+	case <-listening:
+		if runCtx.Err() == nil {
+			ready(ln.Addr())
+		}
+	case <-runCtx.Done():
 	}
 	<-runCtx.Done()
+	<-childrenDone
 	var errs []error
 	if err := <-served; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, net.ErrClosed) {
-		errs = append(errs, err)
-	}
-	if err := g.fleet.Wait(); err != nil && ctx.Err() == nil {
 		errs = append(errs, err)
 	}
 	if cause := context.Cause(runCtx); len(errs) == 0 && ctx.Err() == nil {
 		errs = append(errs, cause)
 	}
 	return errors.Join(errs...)
+}
+
+// runChildren runs Procs-1 children listening on addr until ctx ends,
+// closing listening once they all listen, and returns the first failure.
+func (g *Group) runChildren(ctx context.Context, addr string, listening chan<- struct{}) error {
+	n := g.Procs - 1
+	g.mu.Lock()
+	g.children = make([]Stats, n)
+	g.mu.Unlock()
+	fleet := childproc.Fleet[childConfig, Stats]{
+		Command:      g.Command,
+		Name:         func(i int) string { return fmt.Sprintf("sink process %d", i+2) },
+		StartTimeout: g.StartTimeout,
+		Lasting:      true,
+		OnReady:      func(func(any)) { close(listening) },
+		Receive: func(i int, s Stats) {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.children[i] = s
+		},
+	}
+	err := fleet.Run(ctx, slices.Repeat([]childConfig{{Listen: addr, Echo: g.Echo}}, n))
+	var notReady *childproc.ChildError
+	var timeout *childproc.StartTimeoutError
+	switch {
+	case errors.As(err, &notReady) && errors.Is(notReady.Err, childproc.ErrExitedBeforeReady):
+		return fmt.Errorf("%s exited before listening", notReady.Name)
+	case errors.As(err, &timeout):
+		return fmt.Errorf("children not listening after %v", timeout.Limit)
+	}
+	return err
 }
 
 func (g *Group) listen(ctx context.Context) (net.Listener, error) {

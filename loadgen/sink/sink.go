@@ -34,6 +34,15 @@ type Stats struct {
 	BytesOut int64 `json:"bytes_out"`
 }
 
+// Add returns s with o's counters added.
+func (s Stats) Add(o Stats) Stats {
+	s.Conns += o.Conns
+	s.Open += o.Open
+	s.BytesIn += o.BytesIn
+	s.BytesOut += o.BytesOut
+	return s
+}
+
 // Stats returns the counters. It is safe to call at any time.
 func (s *Server) Stats() Stats {
 	return Stats{Conns: s.conns.Load(), Open: s.open.Load(), BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load()}

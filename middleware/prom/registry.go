@@ -4,20 +4,14 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/promserve"
 )
 
 // NewRegistry returns a registry holding the Go runtime's and the process's
 // collectors, what a /metrics endpoint carries beside its own metrics.
-func NewRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return reg
-}
+func NewRegistry() *prometheus.Registry { return promserve.NewRegistry() }
 
 // Handler serves the metrics of g. Two scrapes at once (say, two Prometheus
 // replicas) are plenty: more get 503 at once rather than piling up.
-func Handler(g prometheus.Gatherer) http.Handler {
-	return promhttp.HandlerFor(g, promhttp.HandlerOpts{MaxRequestsInFlight: 2})
-}
+func Handler(g prometheus.Gatherer) http.Handler { return promserve.Handler(g) }

@@ -8,37 +8,48 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
 
 func TestRunChildServesAndReports(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The child shares the port of a listener of the test's, as a
+	// Group's children share the parent's; closing it leaves every
+	// connection to the child.
+	own, err := sink.ListenReusePort(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := own.Addr().String()
+	defer own.Close()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- sink.RunChild(ctx, strings.NewReader(`{"listen":"127.0.0.1:0"}`+"\n"), pw)
+		done <- sink.RunChild(ctx, strings.NewReader(`{"listen":"`+addr+`"}`+"\n"), pw)
 		pw.Close()
 	}()
 	dec := json.NewDecoder(pr)
-	var m sink.ChildMessage
-	if err := dec.Decode(&m); err != nil || m.Addr == "" {
-		t.Fatalf("first message %+v, %v; want the address it listens on", m, err)
+	var m childproc.Message[sink.Stats]
+	if err := dec.Decode(&m); err != nil || !m.Ready {
+		t.Fatalf("first message %+v, %v; want ready", m, err)
 	}
-	c, err := net.Dial("tcp", m.Addr)
+	own.Close()
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.WriteString(c, "hello")
 	c.Close()
 	// The counters come every second: wait for the connection's.
-	for m.Stats == nil || m.Stats.BytesIn != 5 {
+	for m.Data == nil || m.Data.BytesIn != 5 {
 		if err := dec.Decode(&m); err != nil {
 			t.Fatalf("no report of the connection: %v", err)
 		}
 	}
 	cancel()
-	var last sink.ChildMessage
+	var last childproc.Message[sink.Stats]
 	for dec.More() {
 		if err := dec.Decode(&last); err != nil {
 			t.Fatal(err)
@@ -47,7 +58,7 @@ func TestRunChildServesAndReports(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if last.Stats == nil || last.Stats.Conns != 1 || last.Stats.BytesIn != 5 {
+	if last.Data == nil || last.Data.Conns != 1 || last.Data.BytesIn != 5 {
 		t.Errorf("last message %+v, want the counters of one connection", last)
 	}
 }
