@@ -612,8 +612,11 @@ func TestProbeTypeText(t *testing.T) {
 		}
 	}
 	var typ ProbeType
-	if err := typ.UnmarshalText([]byte("Liveness")); err == nil || !strings.Contains(err.Error(), "want liveness, readiness or startup") {
-		t.Errorf("UnmarshalText(Liveness): %v", err)
+	if err := typ.UnmarshalText([]byte("Readiness")); err != nil || typ != Readiness {
+		t.Errorf("UnmarshalText(Readiness) = %v, %v: names read in any case", typ, err)
+	}
+	if err := typ.UnmarshalText([]byte("live")); err == nil || !strings.Contains(err.Error(), "want liveness, readiness or startup") {
+		t.Errorf("UnmarshalText(live): %v", err)
 	}
 }
 
