@@ -2,10 +2,10 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -56,21 +56,10 @@ func (r *run) probeOnce(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.ProbeTimeout)
 	defer cancel()
 	start := time.Now()
-	err := checkSafely(pctx, r.cfg.Probe)
+	err := safely.Call(pctx, r.cfg.Probe.Check, middleware.ErrCheckPanicked)
 	d := time.Since(start)
 	if ctx.Err() != nil {
 		return
 	}
 	r.c.probed(d, err)
-}
-
-// checkSafely runs c, turning a panic into a failure: a misbehaving probe
-// must not take the run down.
-func checkSafely(ctx context.Context, c middleware.Checker) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: %v", middleware.ErrCheckPanicked, p)
-		}
-	}()
-	return c.Check(ctx)
 }
