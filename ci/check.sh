@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's checks: formatting, go vet, and the tests with the race
-# detector. Run from anywhere; CI runs it through .ci/run.
+# The project's checks: formatting, go vet, function sizes, staticcheck, and
+# the tests with the race detector. Run from anywhere; CI runs it through .ci/run.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,6 +24,9 @@ echo "ok"
 section "go vet ./..."
 go vet ./...
 echo "ok"
+
+section "function sizes (go run ./ci/size)"
+go run ./ci/size
 
 section "staticcheck ./..."
 # Pinned, fetched through the module proxy like every other module.
