@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // TLSCheck returns the health check of the lab's TLS target through its
@@ -27,14 +28,14 @@ func (c *Client) TLSCheck(caFile string) *middleware.CAFileTLSCheck {
 }
 
 // SmallCheck returns the upstream VPN client's small check through the
-// lab's tunnel (middleware.UpstreamSmall): an ICMP echo of the server
+// lab's tunnel (preset.UpstreamSmall): an ICMP echo of the server
 // peer, which stands for the upstream's public targets, falling back to a
 // DNS query of the server peer's DNS server.
 func (l *Lab) SmallCheck() middleware.Checker { return l.client.SmallCheck() }
 
 // SmallCheck returns the same through c's tunnel.
 func (c *Client) SmallCheck() middleware.Checker {
-	return middleware.UpstreamSmall(c, netip.AddrPortFrom(c.cfg.ServerAddr, DNSPort).String(), c.cfg.ServerAddr.String())
+	return preset.UpstreamSmall(c, netip.AddrPortFrom(c.cfg.ServerAddr, DNSPort).String(), c.cfg.ServerAddr.String())
 }
 
 // LightProbe returns the light probe of the lab's tunnel: an ICMP echo of

@@ -23,8 +23,9 @@
 //     call.
 //
 // Loop and probe results feed one state ([Snapshot]), so there is only ever
-// one effective loop and nothing drifts out of phase. [Reference] returns the
-// configuration of the health loop this project started from.
+// one effective loop and nothing drifts out of phase. Package
+// middleware/preset holds whole configurations: the health loop this
+// project started from, and the upstream VPN client's current check.
 //
 // The state cannot go silently stale: the loop goes on checking while a heal
 // runs, and it owes its next result by a time it knows; more than a Period

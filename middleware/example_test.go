@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // get answers a GET to path from h, as "code body".
@@ -24,7 +25,7 @@ func exampleGet(h http.Handler, path string) string {
 // stays down, reproducing the reference health loop.
 func ExampleNew() {
 	check := middleware.TLSCheck{Address: "cloudflare.com"} // port 443 added
-	cfg := middleware.Reference()
+	cfg := preset.Reference()
 	cfg.Heal = func(ctx context.Context) error {
 		return nil // restart the VPN here
 	}

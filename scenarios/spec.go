@@ -16,6 +16,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // Duration is a time.Duration written as "10s" or "1m30s" in specs.
@@ -161,7 +162,7 @@ type ConfigSpec struct {
 // HealthSpec configures the health server (middleware.Config).
 type HealthSpec struct {
 	// Preset "upstream" is the upstream VPN client's current check
-	// (middleware.Upstream through the lab's tunnel: an ICMP echo of the
+	// (preset.Upstream through the lab's tunnel: an ICMP echo of the
 	// server peer each minute, the TLS check every 5 minutes); its timings
 	// are fixed, so it takes no period, timeouts, threshold, back-off or
 	// evidence, and Mode is loop. Heal turns its restarts on.
@@ -545,7 +546,7 @@ func (h HealthSpec) upstreamConfig() (middleware.Config, error) {
 	if h.Period.Duration != 0 || len(h.Timeouts) > 0 || h.FailureThreshold != 0 || h.HealBackoff != nil || h.Evidence != nil {
 		return middleware.Config{}, errors.New("preset: upstream fixes its timings: leave period, timeouts, failure_threshold, heal_backoff and evidence out")
 	}
-	return middleware.Upstream(nil), nil
+	return preset.Upstream(nil), nil
 }
 
 // scheduleNeeds is, for the upstream preset with its restarts on, the
@@ -556,7 +557,7 @@ func (h HealthSpec) scheduleNeeds() time.Duration {
 	if h.Preset != "upstream" || !h.Heal {
 		return 0
 	}
-	return middleware.UpstreamSmallEvery + middleware.UpstreamSmallTries.Total()
+	return preset.UpstreamSmallEvery + preset.UpstreamSmallTries.Total()
 }
 
 // The kubelet probe handlers of a spec.

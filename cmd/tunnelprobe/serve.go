@@ -14,6 +14,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 	"github.com/tunnelprobe/tunnelprobe/middleware/wgstats"
 )
@@ -275,7 +276,7 @@ func checkEvidenceFlags(ev middleware.Evidence) error {
 // with small and full as its checks.
 func (f *serveFlags) applyPreset(cfg *server.Config, small middleware.Checker, full ...middleware.Checker) {
 	if f.preset == "upstream" {
-		up := middleware.Upstream(small, full...)
+		up := preset.Upstream(small, full...)
 		cfg.Monitor.Mode, cfg.Monitor.FailureThreshold, cfg.Monitor.Tiers = up.Mode, up.FailureThreshold, up.Tiers
 	}
 }
@@ -285,7 +286,7 @@ func (f *serveFlags) applyPreset(cfg *server.Config, small middleware.Checker, f
 func buildChecks(f *serveFlags, dialer middleware.Dialer) ([]middleware.Checker, error) {
 	targets := f.targets.Values
 	if len(targets) == 0 && f.preset == "upstream" {
-		targets = middleware.UpstreamTargets
+		targets = preset.UpstreamTargets
 	}
 	checks, err := middleware.ParseTargetList(targets, f.check, middleware.TargetOptions{
 		Dialer: dialer, RootCAs: f.tlsCA.Pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
@@ -314,8 +315,8 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
-	dnsServer := cmp.Or(f.dnsServer, middleware.UpstreamEchoTargets[0])
-	f.applyPreset(&cfg, middleware.UpstreamSmall(nil, dnsServer, middleware.UpstreamEchoTargets...), checks...)
+	dnsServer := cmp.Or(f.dnsServer, preset.UpstreamEchoTargets[0])
+	f.applyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, preset.UpstreamEchoTargets...), checks...)
 	checker := checks[0] // as middleware.ParseTargets: several pass when any one does
 	if len(checks) > 1 {
 		checker = middleware.AnyOf(checks...)
