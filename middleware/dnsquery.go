@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 	"golang.org/x/net/dns/dnsmessage"
 )
 
@@ -39,7 +40,7 @@ var _ Checker = DNSQueryCheck{}
 
 // Check sends the query and waits for its response until ctx ends.
 func (c DNSQueryCheck) Check(ctx context.Context) error {
-	server := WithDefaultPort(c.Server, "53")
+	server := hostport.WithDefault(c.Server, "53")
 	fail := func(step string, err error) error { return newStepError(ctx, "udp-dns", server, step, err) }
 	q, err := c.question()
 	if err != nil {

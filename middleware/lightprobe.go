@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
 // The kinds of light probe, in the order [ChooseLightProbe] tries them.
@@ -54,14 +56,14 @@ func ICMPProbe(host string, d Dialer) LightProbe {
 // dnsProbe asks the DNS server at server ("host" or "host:port", port 53
 // by default) one query over UDP through d (see [DNSQueryCheck]).
 func dnsProbe(server string, d Dialer) LightProbe {
-	server = WithDefaultPort(server, "53")
+	server = hostport.WithDefault(server, "53")
 	return LightProbe{Kind: ProbeUDPDNS, Target: server, Check: DNSQueryCheck{Server: server, Dialer: d}}
 }
 
 // tcpProbe opens a TCP connection to addr ("host" or "host:port", port 443
 // by default) through d and closes it (see [TCPCheck]).
 func tcpProbe(addr string, d Dialer) LightProbe {
-	addr = WithDefaultPort(addr, "443")
+	addr = hostport.WithDefault(addr, "443")
 	return LightProbe{Kind: ProbeTCP, Target: addr, Check: TCPCheck{Address: addr, Dialer: d}}
 }
 

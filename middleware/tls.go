@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
 // TLSCheck passes when a TLS handshake with Address completes and the
@@ -42,7 +44,7 @@ var _ Checker = TLSCheck{}
 // Check dials Address, completes a client handshake and closes the
 // connection.
 func (c TLSCheck) Check(ctx context.Context) error {
-	addr := WithDefaultPort(c.Address, "443")
+	addr := hostport.WithDefault(c.Address, "443")
 	conn, err := dialLive(ctx, c.Dialer, "tcp", addr)
 	if err != nil {
 		return newStepError(ctx, "tls", addr, "dial", err)
@@ -56,7 +58,7 @@ func (c TLSCheck) Check(ctx context.Context) error {
 
 	serverName := c.ServerName
 	if serverName == "" {
-		// WithDefaultPort returned a valid host:port, so this cannot fail.
+		// hostport.WithDefault returned a valid host:port, so this cannot fail.
 		serverName, _, _ = net.SplitHostPort(addr)
 	}
 	tc := tls.Client(conn, &tls.Config{

@@ -16,6 +16,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
+	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 	"github.com/tunnelprobe/tunnelprobe/middleware/wgstats"
 )
 
@@ -288,7 +289,7 @@ func buildChecks(f *serveFlags, dialer middleware.Dialer) ([]middleware.Checker,
 	if len(targets) == 0 && f.preset == "upstream" {
 		targets = preset.UpstreamTargets
 	}
-	checks, err := middleware.ParseTargetList(targets, f.check, middleware.TargetOptions{
+	checks, err := target.ParseList(targets, f.check, target.Options{
 		Dialer: dialer, RootCAs: f.tlsCA.Pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
 	})
 	if err != nil {
@@ -317,7 +318,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	}
 	dnsServer := cmp.Or(f.dnsServer, preset.UpstreamEchoTargets[0])
 	f.applyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, preset.UpstreamEchoTargets...), checks...)
-	checker := checks[0] // as middleware.ParseTargets: several pass when any one does
+	checker := checks[0] // several pass when any one does
 	if len(checks) > 1 {
 		checker = middleware.AnyOf(checks...)
 	}
