@@ -3,6 +3,7 @@ package harness
 import (
 	"net/netip"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
@@ -16,15 +17,12 @@ func (l *Lab) TLSCheck() middleware.TLSCheck {
 // TLSCheck returns the health check of the server peer's TLS target
 // through c's tunnel, verified with the CA the server peer writes to caFile
 // (a new one at each of its starts, read again whenever it changes).
-func (c *Client) TLSCheck(caFile string) *middleware.CAFileTLSCheck {
-	return &middleware.CAFileTLSCheck{
-		TLS: middleware.TLSCheck{
-			Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
-			ServerName: TLSHost,
-			Dialer:     c,
-		},
-		CAFile: caFile,
-	}
+func (c *Client) TLSCheck(caFile string) middleware.Checker {
+	return cafile.TLSCheck(middleware.TLSCheck{
+		Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
+		ServerName: TLSHost,
+		Dialer:     c,
+	}, caFile)
 }
 
 // SmallCheck returns the upstream VPN client's small check through the

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
@@ -39,7 +40,7 @@ type serveFlags struct {
 	// The check: see registerCheck.
 	targets     cliflag.StringList
 	check       string
-	tlsCA       middleware.CAFile
+	tlsCA       cafile.File
 	tlsInsecure bool
 	dnsServer   string
 
@@ -98,7 +99,7 @@ func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
 			"udp-dns (one DNS query over UDP, any answer passes)")
-	fs.TextVar(&f.tlsCA, "tls-ca", middleware.CAFile{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
+	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
 }
