@@ -190,8 +190,18 @@ type Config struct {
 	Clock clockwork.Clock
 }
 
+// Validate returns an error naming every field of c that is out of range,
+// the error New returns for c (without New's prefix); nil when New would
+// accept c. It needs no checker, so a configuration read from a file can be
+// checked before anything is built.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults returns c with zero fields replaced by their defaults, or an
-// error naming the first field that is out of range.
+// error naming each field that is out of range. It is New's validation and
+// Validate's.
 func (c Config) withDefaults() (Config, error) {
 	var errs []error
 	if c.Mode < ModeLoop || c.Mode > ModeAuto {

@@ -533,9 +533,8 @@ func (h HealthSpec) config() (middleware.Config, error) {
 		e.Source = middleware.CounterSourceFunc(nil) // the trial's client peer
 		valid.Evidence = &e
 	}
-	// New validates the rest and names the field.
-	_, err = middleware.New(middleware.CheckerFunc(nil), valid)
-	return cfg, err
+	// Validate checks the rest and names the field.
+	return cfg, valid.Validate()
 }
 
 // upstreamConfig is config for the upstream preset.
