@@ -106,9 +106,12 @@ func ExampleMonitor_CheckHandler() {
 	// Output: 503 fail: check panicked: bug in a custom check
 }
 
-func ExamplePaths() {
-	fmt.Println(middleware.Paths("/health"))
-	// Output: [/health /health/ /health/check /health/check/]
+func ExamplePathsUnder() {
+	fmt.Printf("%+v\n", middleware.PathsUnder("/health"))
+	fmt.Println(middleware.PathsUnder("/").All())
+	// Output:
+	// {Status:/health StatusSlash:/health/ Check:/health/check CheckSlash:/health/check/}
+	// [/ / /check /check/]
 }
 
 func ExampleParseMode() {
@@ -132,4 +135,15 @@ func ExampleNewSlogObserver() {
 	// Output:
 	// level=WARN msg="check failed" source=probe decided_by=active err=refused
 	// level=WARN msg="health state changed" from=unknown to=unhealthy mode=probe consecutive_failures=1 err=refused
+}
+
+// A configuration read from a file is checked before any checker exists.
+func ExampleConfig_Validate() {
+	cfg := middleware.Config{Mode: middleware.ModeProbe, Period: -time.Second, Timeouts: middleware.Ladder{0}}
+	fmt.Println(cfg.Validate())
+	fmt.Println(middleware.Config{}.Validate())
+	// Output:
+	// Period: -1s is negative
+	// Timeouts[0]: 0s is not positive
+	// <nil>
 }
