@@ -35,8 +35,8 @@ func (m Mode) String() string {
 	return modeNames[m]
 }
 
-// ParseMode parses "loop", "probe" or "auto".
-func ParseMode(s string) (Mode, error) {
+// parseMode parses "loop", "probe" or "auto".
+func parseMode(s string) (Mode, error) {
 	for m, name := range modeNames {
 		if s == name {
 			return Mode(m), nil
@@ -49,9 +49,9 @@ func ParseMode(s string) (Mode, error) {
 // in flags, JSON and YAML.
 func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalText parses text with ParseMode.
+// UnmarshalText parses "loop", "probe" or "auto".
 func (m *Mode) UnmarshalText(text []byte) error {
-	v, err := ParseMode(string(text))
+	v, err := parseMode(string(text))
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,9 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// DefaultDNSQueryName is the name a DNSQueryCheck asks about when its Name
+// defaultDNSQueryName is the name a DNSQueryCheck asks about when its Name
 // is empty.
-const DefaultDNSQueryName = "cloudflare.com."
+const defaultDNSQueryName = "cloudflare.com."
 
 // DNSQueryCheck passes when Server answers one DNS query sent over UDP:
 // any well-formed response to it passes, NXDOMAIN and SERVFAIL included,
@@ -29,7 +29,7 @@ const DefaultDNSQueryName = "cloudflare.com."
 type DNSQueryCheck struct {
 	// Server is "host:port" of the DNS server; port 53 when missing.
 	Server string
-	// Name is the name asked about (type A); DefaultDNSQueryName when
+	// Name is the name asked about (type A); cloudflare.com. when
 	// empty.
 	Name string
 	// Dialer carries the query ("udp"); nil means a plain net.Dialer.
@@ -80,7 +80,7 @@ func (c DNSQueryCheck) Check(ctx context.Context) error {
 func (c DNSQueryCheck) question() (dnsmessage.Question, error) {
 	name := c.Name
 	if name == "" {
-		name = DefaultDNSQueryName
+		name = defaultDNSQueryName
 	}
 	if !strings.HasSuffix(name, ".") {
 		name += "."

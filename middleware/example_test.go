@@ -114,8 +114,9 @@ func ExamplePathsUnder() {
 	// [/ / /check /check/]
 }
 
-func ExampleParseMode() {
-	mode, err := middleware.ParseMode("auto")
+func ExampleMode_UnmarshalText() {
+	var mode middleware.Mode
+	err := mode.UnmarshalText([]byte("auto"))
 	fmt.Println(mode, err)
 	// Output: auto <nil>
 }

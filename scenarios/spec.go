@@ -511,8 +511,8 @@ func (h HealthSpec) config() (middleware.Config, error) {
 	default:
 		return middleware.Config{}, fmt.Errorf("preset: %q is not upstream", h.Preset)
 	}
-	mode, err := middleware.ParseMode(h.Mode)
-	if err != nil {
+	var mode middleware.Mode
+	if err := mode.UnmarshalText([]byte(h.Mode)); err != nil {
 		return middleware.Config{}, fmt.Errorf("mode: %w", err)
 	}
 	cfg := middleware.Config{Mode: mode, Period: h.Period.Duration, FailureThreshold: h.FailureThreshold}
