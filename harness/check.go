@@ -3,7 +3,9 @@ package harness
 import (
 	"net/netip"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // TLSCheck returns the health check of the lab's TLS target through its
@@ -15,26 +17,23 @@ func (l *Lab) TLSCheck() middleware.TLSCheck {
 // TLSCheck returns the health check of the server peer's TLS target
 // through c's tunnel, verified with the CA the server peer writes to caFile
 // (a new one at each of its starts, read again whenever it changes).
-func (c *Client) TLSCheck(caFile string) *middleware.CAFileTLSCheck {
-	return &middleware.CAFileTLSCheck{
-		TLS: middleware.TLSCheck{
-			Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
-			ServerName: TLSHost,
-			Dialer:     c,
-		},
-		CAFile: caFile,
-	}
+func (c *Client) TLSCheck(caFile string) middleware.Checker {
+	return cafile.TLSCheck(middleware.TLSCheck{
+		Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
+		ServerName: TLSHost,
+		Dialer:     c,
+	}, caFile)
 }
 
 // SmallCheck returns the upstream VPN client's small check through the
-// lab's tunnel (middleware.UpstreamSmall): an ICMP echo of the server
+// lab's tunnel (preset.UpstreamSmall): an ICMP echo of the server
 // peer, which stands for the upstream's public targets, falling back to a
 // DNS query of the server peer's DNS server.
 func (l *Lab) SmallCheck() middleware.Checker { return l.client.SmallCheck() }
 
 // SmallCheck returns the same through c's tunnel.
 func (c *Client) SmallCheck() middleware.Checker {
-	return middleware.UpstreamSmall(c, netip.AddrPortFrom(c.cfg.ServerAddr, DNSPort).String(), c.cfg.ServerAddr.String())
+	return preset.UpstreamSmall(c, netip.AddrPortFrom(c.cfg.ServerAddr, DNSPort).String(), c.cfg.ServerAddr.String())
 }
 
 // LightProbe returns the light probe of the lab's tunnel: an ICMP echo of

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 )
 
 // ChildConfig is one process's share of a run split over several processes
@@ -38,7 +39,7 @@ type ChildConfig struct {
 	// SOCKS5 is the proxy the child dials through (the lab's ingress);
 	// empty means the host network, from Sources.
 	SOCKS5 string `json:"socks5,omitempty"`
-	// Probe is a check target in middleware.ParseTarget's syntax, run over
+	// Probe is a check target in target.Parse's syntax, run over
 	// the child's path; empty means none.
 	Probe string `json:"probe,omitempty"`
 	// ProbeCAPEM verifies a tls probe; empty means the system's roots.
@@ -109,14 +110,14 @@ func (c ChildConfig) BuildOver(d middleware.Dialer) (Config, error) {
 		cfg.Dialer = d
 	}
 	if c.Probe != "" {
-		opts := middleware.TargetOptions{Dialer: cfg.Dialer, InsecureSkipVerify: c.ProbeInsecure}
+		opts := target.Options{Dialer: cfg.Dialer, InsecureSkipVerify: c.ProbeInsecure}
 		if len(c.ProbeCAPEM) > 0 {
 			opts.RootCAs = x509.NewCertPool()
 			if !opts.RootCAs.AppendCertsFromPEM(c.ProbeCAPEM) {
 				return Config{}, errors.New("loadgen: the probe's CA holds no PEM certificate")
 			}
 		}
-		probe, err := middleware.ParseTarget(c.Probe, "", opts)
+		probe, err := target.Parse(c.Probe, "", opts)
 		if err != nil {
 			return Config{}, fmt.Errorf("loadgen: probe %q: %w", c.Probe, err)
 		}

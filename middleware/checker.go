@@ -54,20 +54,6 @@ func dialerOrDefault(d Dialer) Dialer {
 	return d
 }
 
-// WithDefaultPort returns target with port appended when target names no
-// port: "example.com" becomes "example.com:443" for port "443". IPv6 literals
-// are bracketed. A target that already has a port is returned unchanged.
-func WithDefaultPort(target, port string) string {
-	if _, _, err := net.SplitHostPort(target); err == nil {
-		return target
-	}
-	host := target
-	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
-		host = host[1 : len(host)-1]
-	}
-	return net.JoinHostPort(host, port)
-}
-
 // runSafely runs c and turns a panic into an error wrapping ErrCheckPanicked,
 // so that one misbehaving user check cannot take the health server down.
 func runSafely(ctx context.Context, c Checker) (err error) {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,26 +124,6 @@ func recordSNI(cfg *tls.Config) <-chan string {
 		return nil, nil
 	}
 	return ch
-}
-
-func TestWithDefaultPort(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"example.com", "example.com:443"},
-		{"example.com:8443", "example.com:8443"},
-		{"127.0.0.1", "127.0.0.1:443"},
-		{"127.0.0.1:80", "127.0.0.1:80"},
-		{"::1", "[::1]:443"},
-		{"[::1]", "[::1]:443"},
-		{"[::1]:853", "[::1]:853"},
-		{"2001:db8::1", "[2001:db8::1]:443"},
-		{"[2001:db8::1]", "[2001:db8::1]:443"},
-	} {
-		t.Run(tt.in, func(t *testing.T) {
-			if got := middleware.WithDefaultPort(tt.in, "443"); got != tt.want {
-				t.Errorf("WithDefaultPort(%q, \"443\") = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
 }
 
 func TestTCPCheck(t *testing.T) {
@@ -342,46 +321,6 @@ func TestTLSCheckSilentServer(t *testing.T) {
 		}
 		checkClosedByClient(t, closed)
 	})
-}
-
-func TestLoadCertPool(t *testing.T) {
-	bundle := newTestCert(t, "127.0.0.1")
-	dir := t.TempDir()
-
-	good := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(good, bundle.CAPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := middleware.LoadCertPool(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := serveTLS(t, bundle.ServerConfig())
-	if err := (middleware.TLSCheck{Address: addr, RootCAs: pool}).Check(checkCtx(t)); err != nil {
-		t.Fatalf("check with the loaded pool: %v", err)
-	}
-
-	bad := filepath.Join(dir, "bad.pem")
-	if err := os.WriteFile(bad, []byte("not a certificate\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := middleware.LoadCertPool(bad); err == nil || !strings.Contains(err.Error(), bad) {
-		t.Errorf("LoadCertPool(%q) err = %v, want an error naming the file", bad, err)
-	}
-
-	// CAFile, the flag and config form, reads the same way and keeps the PEM.
-	var f middleware.CAFile
-	if err := f.UnmarshalText([]byte(good)); err != nil || f.Name != good || string(f.PEM) != string(bundle.CAPEM) || f.Pool == nil {
-		t.Errorf("CAFile.UnmarshalText(%q) = %+v, %v", good, f, err)
-	}
-	if err := f.UnmarshalText([]byte(bad)); err == nil || f.Name != good {
-		t.Errorf("CAFile.UnmarshalText(%q) = %v, and replaced the value: %q", bad, err, f.Name)
-	}
-
-	missing := filepath.Join(dir, "missing.pem")
-	if _, err := middleware.LoadCertPool(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
-		t.Errorf("LoadCertPool(%q) err = %v, want a not-exist error naming the file", missing, err)
-	}
 }
 
 func TestHTTPCheck(t *testing.T) {

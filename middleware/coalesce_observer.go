@@ -18,18 +18,11 @@ type CheckJoin struct {
 // caller's goroutine, so it must be quick and safe for concurrent use. The
 // caller that starts a check is reported by [Observer.CheckStarted] only, so
 // requests = checks started by probes + joins. A result served again under
-// MinCheckInterval is neither.
+// MinCheckInterval is neither. [ObserverFuncs].OnCheckJoined adapts a
+// function.
 type CoalesceObserver interface {
 	CheckJoined(CheckJoin)
 }
-
-// CoalesceObserverFunc adapts a function to a [CoalesceObserver].
-type CoalesceObserverFunc func(CheckJoin)
-
-var _ CoalesceObserver = CoalesceObserverFunc(nil)
-
-// CheckJoined calls f(j).
-func (f CoalesceObserverFunc) CheckJoined(j CheckJoin) { f(j) }
 
 // noteJoined tells the observer, if it cares, that a caller joined a running
 // check shared by callers callers. Called without the flight lock held.

@@ -11,12 +11,6 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
-// joinObserver is an Observer that also counts coalesced callers.
-type joinObserver struct {
-	middleware.ObserverFuncs
-	middleware.CoalesceObserverFunc
-}
-
 func TestCoalesceObserverSeesEveryJoin(t *testing.T) {
 	const callers = 20
 	release := make(chan struct{})
@@ -26,9 +20,9 @@ func TestCoalesceObserverSeesEveryJoin(t *testing.T) {
 		joins   []int
 		started atomic.Int64
 	)
-	obs := joinObserver{
-		ObserverFuncs: middleware.ObserverFuncs{OnCheckStarted: func(middleware.CheckStart) { started.Add(1) }},
-		CoalesceObserverFunc: func(j middleware.CheckJoin) {
+	obs := middleware.ObserverFuncs{
+		OnCheckStarted: func(middleware.CheckStart) { started.Add(1) },
+		OnCheckJoined: func(j middleware.CheckJoin) {
 			if j.Time.IsZero() {
 				t.Error("CheckJoin.Time is zero")
 			}

@@ -35,8 +35,8 @@ func (m Mode) String() string {
 	return modeNames[m]
 }
 
-// ParseMode parses "loop", "probe" or "auto".
-func ParseMode(s string) (Mode, error) {
+// parseMode parses "loop", "probe" or "auto".
+func parseMode(s string) (Mode, error) {
 	for m, name := range modeNames {
 		if s == name {
 			return Mode(m), nil
@@ -49,9 +49,9 @@ func ParseMode(s string) (Mode, error) {
 // in flags, JSON and YAML.
 func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalText parses text with ParseMode.
+// UnmarshalText parses "loop", "probe" or "auto".
 func (m *Mode) UnmarshalText(text []byte) error {
-	v, err := ParseMode(string(text))
+	v, err := parseMode(string(text))
 	if err != nil {
 		return err
 	}
@@ -78,13 +78,13 @@ type HealBackoff struct {
 	Step    time.Duration
 }
 
-// Presets that reproduce the reference health loop (see docs/middleware.md).
+// The reference health loop's ladder and heal backoff: what a Ladder reads
+// as "reference" and what a zero HealBackoff means (package
+// middleware/preset exports them as ReferenceTimeouts and
+// ReferenceHealBackoff).
 var (
-	// ReferenceTimeouts is the reference ladder: 2 s for the first try,
-	// 2 s more after each consecutive failure, 10 s at most.
-	ReferenceTimeouts = []time.Duration{2 * time.Second, 4 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second}
-	// ReferenceHealBackoff heals after 6 s unhealthy, then 11 s, 16 s, ...
-	ReferenceHealBackoff = HealBackoff{Initial: 6 * time.Second, Step: 5 * time.Second}
+	referenceTimeouts    = []time.Duration{2 * time.Second, 4 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second}
+	referenceHealBackoff = HealBackoff{Initial: 6 * time.Second, Step: 5 * time.Second}
 )
 
 // Defaults used for zero fields of [Config].
@@ -136,7 +136,8 @@ type Config struct {
 	// while probes drive the checks.
 	Heal HealFunc
 
-	// HealBackoff spaces heals. The zero value means ReferenceHealBackoff.
+	// HealBackoff spaces heals. The zero value heals after 6 s unhealthy,
+	// then 11 s, 16 s, ..., as the reference health loop did.
 	HealBackoff HealBackoff
 
 	// HealTimeout bounds each heal: its context ends then, and the heal is
@@ -168,7 +169,7 @@ type Config struct {
 	Evidence *Evidence
 
 	// Tiers, when set, replace the loop's periodic check with a tiered
-	// schedule (see [Tier]; [Upstream] is one): startup tiers once, then
+	// schedule (see [Tier]; the upstream preset is one): startup tiers once, then
 	// each periodic tier when due, one at a time; a run that fails is
 	// recorded, and with Heal set starts a heal at once; the schedule
 	// starts over when the heal ends. Only in ModeLoop. Period, Timeouts and HealBackoff then do not
@@ -189,20 +190,18 @@ type Config struct {
 	Clock clockwork.Clock
 }
 
-// Reference returns a Config that reproduces the reference health loop:
-// the 2-10 s ladder, a 5 s period, unhealthy after one failure and heal
-// after 6 s, then 11 s, 16 s... Set Heal to make it heal.
-func Reference() Config {
-	return Config{
-		Period:           5 * time.Second,
-		Timeouts:         append([]time.Duration(nil), ReferenceTimeouts...),
-		FailureThreshold: 1,
-		HealBackoff:      ReferenceHealBackoff,
-	}
+// Validate returns an error naming every field of c that is out of range,
+// the error New returns for c (without New's prefix); nil when New would
+// accept c. It needs no checker, so a configuration read from a file can be
+// checked before anything is built.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
 }
 
 // withDefaults returns c with zero fields replaced by their defaults, or an
-// error naming the first field that is out of range.
+// error naming each field that is out of range. It is New's validation and
+// Validate's.
 func (c Config) withDefaults() (Config, error) {
 	var errs []error
 	if c.Mode < ModeLoop || c.Mode > ModeAuto {
@@ -239,7 +238,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.FailureThreshold = 1
 	}
 	if c.HealBackoff == (HealBackoff{}) {
-		c.HealBackoff = ReferenceHealBackoff
+		c.HealBackoff = referenceHealBackoff
 	}
 	if c.HealBackoff.Initial < 0 || c.HealBackoff.Step < 0 {
 		errs = append(errs, fmt.Errorf("HealBackoff: %+v has a negative field", c.HealBackoff))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
 // DNSCheck passes when Host resolves to at least one address. It is the
@@ -42,7 +44,7 @@ func (c DNSCheck) Check(ctx context.Context) error {
 		d := dialerOrDefault(c.Dialer)
 		server := ""
 		if c.Server != "" {
-			server = WithDefaultPort(c.Server, "53")
+			server = hostport.WithDefault(c.Server, "53")
 			step = "lookup via " + server
 		}
 		// The resolver dials each server of resolv.conf in turn, over

@@ -7,12 +7,13 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// DefaultDNSQueryName is the name a DNSQueryCheck asks about when its Name
+// defaultDNSQueryName is the name a DNSQueryCheck asks about when its Name
 // is empty.
-const DefaultDNSQueryName = "cloudflare.com."
+const defaultDNSQueryName = "cloudflare.com."
 
 // DNSQueryCheck passes when Server answers one DNS query sent over UDP:
 // any well-formed response to it passes, NXDOMAIN and SERVFAIL included,
@@ -28,7 +29,7 @@ const DefaultDNSQueryName = "cloudflare.com."
 type DNSQueryCheck struct {
 	// Server is "host:port" of the DNS server; port 53 when missing.
 	Server string
-	// Name is the name asked about (type A); DefaultDNSQueryName when
+	// Name is the name asked about (type A); cloudflare.com. when
 	// empty.
 	Name string
 	// Dialer carries the query ("udp"); nil means a plain net.Dialer.
@@ -39,7 +40,7 @@ var _ Checker = DNSQueryCheck{}
 
 // Check sends the query and waits for its response until ctx ends.
 func (c DNSQueryCheck) Check(ctx context.Context) error {
-	server := WithDefaultPort(c.Server, "53")
+	server := hostport.WithDefault(c.Server, "53")
 	fail := func(step string, err error) error { return newStepError(ctx, "udp-dns", server, step, err) }
 	q, err := c.question()
 	if err != nil {
@@ -79,7 +80,7 @@ func (c DNSQueryCheck) Check(ctx context.Context) error {
 func (c DNSQueryCheck) question() (dnsmessage.Question, error) {
 	name := c.Name
 	if name == "" {
-		name = DefaultDNSQueryName
+		name = defaultDNSQueryName
 	}
 	if !strings.HasSuffix(name, ".") {
 		name += "."

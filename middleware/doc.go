@@ -7,7 +7,9 @@
 // [TLSCheck], [HTTPCheck] and [DNSCheck], dial through any [Dialer]: the host
 // network, a WireGuard netstack, a SOCKS5 proxy. [AnyOf] and [AllOf] combine
 // checks over several targets. Every built-in check ends when its context
-// does; a check that panics is reported as a failure.
+// does; a check that panics is reported as a failure. Package
+// middleware/target reads the text syntax of a check target into these
+// checks.
 //
 // # The monitor
 //
@@ -23,8 +25,9 @@
 //     call.
 //
 // Loop and probe results feed one state ([Snapshot]), so there is only ever
-// one effective loop and nothing drifts out of phase. [Reference] returns the
-// configuration of the health loop this project started from.
+// one effective loop and nothing drifts out of phase. Package
+// middleware/preset holds whole configurations: the health loop this
+// project started from, and the upstream VPN client's current check.
 //
 // The state cannot go silently stale: the loop goes on checking while a heal
 // runs, and it owes its next result by a time it knows; more than a Period
@@ -41,9 +44,8 @@
 // execution, which is cancelled the moment its last caller leaves, and a
 // check cut short that way, or by a caller's deadline shorter than the
 // monitor's check timeout, is not recorded: nothing one client asks changes
-// what another is told (see [Monitor.Probe]). [ParseTarget] reads the one
-// syntax of a check target. Both answer in short text, or in
-// the IETF health-check JSON format on request, to GET and HEAD only.
+// what another is told (see [Monitor.Probe]). Both answer in short text, or
+// in the IETF health-check JSON format on request, to GET and HEAD only.
 //
 // Mount them with [Monitor.Handler] under any prefix of any router, with
 // [Mount] on a ServeMux, with [Monitor.Middleware] around an existing router,

@@ -37,7 +37,7 @@ func newEvidenceRig(t *testing.T, cfg Evidence, withProbe bool) *evidenceRig {
 	src := &fakeCounters{}
 	cfg.Source = src
 	if withProbe {
-		cfg.Probe = &LightProbe{Kind: ProbeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
+		cfg.Probe = &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {

@@ -135,7 +135,7 @@ func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
 	r := &probeRun{t: t, clock: clockwork.NewFakeClockAt(epoch), ended: make(chan middleware.LightProbeResult, 64)}
 	r.up.Store(true)
 	ev.Interval = 500 * time.Millisecond // the tests step by it
-	ev.Probe = &middleware.LightProbe{Kind: middleware.ProbeICMP, Target: "10.64.0.1", Check: middleware.CheckerFunc(func(context.Context) error {
+	ev.Probe = &middleware.LightProbe{Kind: "icmp", Target: "10.64.0.1", Check: middleware.CheckerFunc(func(context.Context) error {
 		if r.up.Load() {
 			return nil
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // get answers a GET to path from h, as "code body".
@@ -24,7 +25,7 @@ func exampleGet(h http.Handler, path string) string {
 // stays down, reproducing the reference health loop.
 func ExampleNew() {
 	check := middleware.TLSCheck{Address: "cloudflare.com"} // port 443 added
-	cfg := middleware.Reference()
+	cfg := preset.Reference()
 	cfg.Heal = func(ctx context.Context) error {
 		return nil // restart the VPN here
 	}
@@ -105,13 +106,17 @@ func ExampleMonitor_CheckHandler() {
 	// Output: 503 fail: check panicked: bug in a custom check
 }
 
-func ExamplePaths() {
-	fmt.Println(middleware.Paths("/health"))
-	// Output: [/health /health/ /health/check /health/check/]
+func ExamplePathsUnder() {
+	fmt.Printf("%+v\n", middleware.PathsUnder("/health"))
+	fmt.Println(middleware.PathsUnder("/").All())
+	// Output:
+	// {Status:/health StatusSlash:/health/ Check:/health/check CheckSlash:/health/check/}
+	// [/ / /check /check/]
 }
 
-func ExampleParseMode() {
-	mode, err := middleware.ParseMode("auto")
+func ExampleMode_UnmarshalText() {
+	var mode middleware.Mode
+	err := mode.UnmarshalText([]byte("auto"))
 	fmt.Println(mode, err)
 	// Output: auto <nil>
 }
@@ -131,4 +136,15 @@ func ExampleNewSlogObserver() {
 	// Output:
 	// level=WARN msg="check failed" source=probe decided_by=active err=refused
 	// level=WARN msg="health state changed" from=unknown to=unhealthy mode=probe consecutive_failures=1 err=refused
+}
+
+// A configuration read from a file is checked before any checker exists.
+func ExampleConfig_Validate() {
+	cfg := middleware.Config{Mode: middleware.ModeProbe, Period: -time.Second, Timeouts: middleware.Ladder{0}}
+	fmt.Println(cfg.Validate())
+	fmt.Println(middleware.Config{}.Validate())
+	// Output:
+	// Period: -1s is negative
+	// Timeouts[0]: 0s is not positive
+	// <nil>
 }

@@ -179,17 +179,17 @@ func isCheckPath(p string) bool {
 }
 
 // Middleware returns a middleware that serves the health endpoints under
-// prefix (see [Paths]) and passes every other request to the wrapped handler
+// prefix (see [PathsUnder]) and passes every other request to the wrapped handler
 // untouched.
 func (m *Monitor) Middleware(prefix string) func(http.Handler) http.Handler {
-	p := Paths(prefix)
+	p := PathsUnder(prefix)
 	status, check := m.StatusHandler(), m.CheckHandler()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
-			case p[0], p[1]:
+			case p.Status, p.StatusSlash:
 				status.ServeHTTP(w, r)
-			case p[2], p[3]:
+			case p.Check, p.CheckSlash:
 				check.ServeHTTP(w, r)
 			default:
 				next.ServeHTTP(w, r)
@@ -198,11 +198,21 @@ func (m *Monitor) Middleware(prefix string) func(http.Handler) http.Handler {
 	}
 }
 
-// Paths returns the exact paths the health endpoints answer on under prefix:
-// the status at prefix and prefix/, the check at prefix/check and
-// prefix/check/. "health", "/health" and "/health/" are the same prefix; ""
-// or "/" puts the status at the root (both status paths are then "/").
-func Paths(prefix string) [4]string {
+// Paths are the exact paths the health endpoints answer on under one
+// prefix (see [PathsUnder]).
+type Paths struct {
+	// Status and StatusSlash are the status endpoint's: prefix and
+	// prefix/, both "/" at the root.
+	Status, StatusSlash string
+	// Check and CheckSlash are the check endpoint's: prefix/check and
+	// prefix/check/.
+	Check, CheckSlash string
+}
+
+// PathsUnder returns the paths the health endpoints answer on under prefix.
+// "health", "/health" and "/health/" are the same prefix; "" or "/" puts
+// the status at the root.
+func PathsUnder(prefix string) Paths {
 	base := strings.TrimRight(prefix, "/")
 	if base != "" && !strings.HasPrefix(base, "/") {
 		base = "/" + base
@@ -211,18 +221,21 @@ func Paths(prefix string) [4]string {
 	if status == "" {
 		status = "/"
 	}
-	return [4]string{status, base + "/", base + "/check", base + "/check/"}
+	return Paths{Status: status, StatusSlash: base + "/", Check: base + "/check", CheckSlash: base + "/check/"}
 }
+
+// All returns the four paths, the status endpoint's first.
+func (p Paths) All() []string { return []string{p.Status, p.StatusSlash, p.Check, p.CheckSlash} }
 
 // Mount registers the health endpoints on mux under prefix: the status at
 // prefix and prefix/, the check at prefix/check and prefix/check/, with no
 // redirects. Other paths below prefix/ get the status, as the reference
 // server answered on every path.
 func Mount(mux *http.ServeMux, prefix string, m *Monitor) {
-	p := Paths(prefix)
+	p := PathsUnder(prefix)
 	h := m.Handler()
-	mux.Handle(p[1], h)
-	if p[0] != p[1] {
-		mux.Handle(p[0], h)
+	mux.Handle(p.StatusSlash, h)
+	if p.Status != p.StatusSlash {
+		mux.Handle(p.Status, h)
 	}
 }

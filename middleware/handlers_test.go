@@ -265,12 +265,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	if _, err := middleware.New(nil, middleware.Config{}); err == nil {
 		t.Error("nil checker accepted")
 	}
-	if _, err := middleware.ParseMode("sometimes"); err == nil || !strings.Contains(err.Error(), "sometimes") {
-		t.Errorf("ParseMode: %v", err)
+	var m middleware.Mode
+	if err := m.UnmarshalText([]byte("sometimes")); err == nil || !strings.Contains(err.Error(), "sometimes") {
+		t.Errorf("Mode.UnmarshalText: %v", err)
 	}
 	for _, name := range []string{"loop", "probe", "auto"} {
-		if m, err := middleware.ParseMode(name); err != nil || m.String() != name {
-			t.Errorf("ParseMode(%q) = %v, %v", name, m, err)
+		if err := m.UnmarshalText([]byte(name)); err != nil || m.String() != name {
+			t.Errorf("Mode.UnmarshalText(%q) = %v, %v", name, m, err)
 		}
 	}
 }

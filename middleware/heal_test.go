@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // status asks m's status endpoint, as JSON when asJSON is set.
@@ -30,7 +31,7 @@ func status(t *testing.T, m *middleware.Monitor, asJSON bool) *httptest.Response
 // unhealthy state (the reference back-off); heal is its heal function.
 func failUntilHeal(t *testing.T, heal middleware.HealFunc, healStarted <-chan struct{}) *rig {
 	t.Helper()
-	cfg := middleware.Reference()
+	cfg := preset.Reference()
 	cfg.Timeouts = []time.Duration{time.Second}
 	cfg.HealTimeout = 30 * time.Second
 	cfg.Heal = heal
@@ -176,7 +177,7 @@ func TestNoLoopNoStaleness(t *testing.T) {
 // it runs: the new unhealthy spell starts the back-off over, but the next
 // heal still comes no sooner than Initial (6 s) after the last one ended.
 func TestHealBackoffCountsFromTheLastHealsEnd(t *testing.T) {
-	cfg := middleware.Reference()
+	cfg := preset.Reference()
 	cfg.Timeouts = []time.Duration{time.Second}
 	cfg.Period = time.Second
 	gate := make(healGate)

@@ -65,11 +65,11 @@ func TestChooseLightProbeFallsBack(t *testing.T) {
 		return p, skipped, err
 	}
 
-	if p, skipped, err := choose("0 2147483647", "127.0.0.1"); err != nil || p.Kind != middleware.ProbeICMP || len(skipped) != 0 {
+	if p, skipped, err := choose("0 2147483647", "127.0.0.1"); err != nil || p.Kind != "icmp" || len(skipped) != 0 {
 		t.Errorf("ICMP permitted: %+v, skipped %v, %v; want icmp", p, skipped, err)
 	}
 	p, skipped, err := choose("1 0", "127.0.0.1")
-	if err != nil || p.Kind != middleware.ProbeUDPDNS || p.Target != "127.0.0.1:53" {
+	if err != nil || p.Kind != "udp-dns" || p.Target != "127.0.0.1:53" {
 		t.Errorf("ICMP refused: %+v, %v; want udp-dns to 127.0.0.1:53", p, err)
 	}
 	if len(skipped) != 1 || !errors.Is(skipped[0], middleware.ErrICMPNotPermitted) {
@@ -78,7 +78,7 @@ func TestChooseLightProbeFallsBack(t *testing.T) {
 	if _, _, err := choose("1 0", "icmp://127.0.0.1"); !errors.Is(err, middleware.ErrNoLightProbe) || !errors.Is(err, middleware.ErrICMPNotPermitted) {
 		t.Errorf("pinned icmp where refused: %v, want ErrNoLightProbe naming why", err)
 	}
-	if p, _, err := choose("1 0", "tcp://127.0.0.1:8443"); err != nil || p.Kind != middleware.ProbeTCP || p.Target != "127.0.0.1:8443" {
+	if p, _, err := choose("1 0", "tcp://127.0.0.1:8443"); err != nil || p.Kind != "tcp" || p.Target != "127.0.0.1:8443" {
 		t.Errorf("pinned tcp: %+v, %v", p, err)
 	}
 	if _, _, err := choose("1 0", "sctp://127.0.0.1"); err == nil || !strings.Contains(err.Error(), `unknown kind "sctp"`) {
@@ -166,7 +166,7 @@ func TestChooseBoundLightProbeWhileTheTunnelIsDown(t *testing.T) {
 		netnstest.Run(t, ns, func() {
 			p, skipped, err = middleware.ChooseLightProbe(context.Background(), tc.target, middleware.BoundDialer(tc.iface))
 		})
-		if err != nil || p.Kind != middleware.ProbeICMP || len(skipped) != 0 {
+		if err != nil || p.Kind != "icmp" || len(skipped) != 0 {
 			t.Errorf("%s on %s: %+v, skipped %v, %v; want icmp", tc.target, tc.iface, p, skipped, err)
 		}
 	}

@@ -9,15 +9,17 @@ import (
 )
 
 // Ladder is a list of check timeouts, the type of Config.Timeouts, as text:
-// "2s,4s,6s,8s,10s", or "reference" for ReferenceTimeouts. ParseLadder is
-// its one parser, for serve --timeouts, specs and anything else that reads
-// one; in JSON it is a list of duration strings, or that text.
+// comma-separated positive Go durations ("2s,4s,6s,8s,10s"), or
+// "reference" for the reference health loop's ladder (those five). Its
+// UnmarshalText is the one parser, for serve --timeouts, specs and anything
+// else that reads one; in JSON it is a list of duration strings, or that
+// text.
 type Ladder []time.Duration
 
-// ParseLadder parses comma-separated positive Go durations, or "reference".
-func ParseLadder(s string) (Ladder, error) {
+// parseLadder parses comma-separated positive Go durations, or "reference".
+func parseLadder(s string) (Ladder, error) {
 	if strings.TrimSpace(s) == "reference" {
-		return append(Ladder(nil), ReferenceTimeouts...), nil
+		return append(Ladder(nil), referenceTimeouts...), nil
 	}
 	var l Ladder
 	for v := range strings.SplitSeq(s, ",") {
@@ -42,7 +44,7 @@ func (l Ladder) Total() time.Duration {
 	return d
 }
 
-// String returns l as ParseLadder reads it.
+// String returns l as UnmarshalText reads it.
 func (l Ladder) String() string { return strings.Join(l.durations(), ",") }
 
 func (l Ladder) durations() []string {
@@ -56,9 +58,10 @@ func (l Ladder) durations() []string {
 // MarshalText returns l.String().
 func (l Ladder) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
-// UnmarshalText parses text with ParseLadder.
+// UnmarshalText parses text: comma-separated positive Go durations, or
+// "reference".
 func (l *Ladder) UnmarshalText(text []byte) error {
-	v, err := ParseLadder(string(text))
+	v, err := parseLadder(string(text))
 	if err != nil {
 		return err
 	}
@@ -70,7 +73,7 @@ func (l *Ladder) UnmarshalText(text []byte) error {
 func (l Ladder) MarshalJSON() ([]byte, error) { return json.Marshal(l.durations()) }
 
 // UnmarshalJSON reads a list of duration strings, or a string for
-// ParseLadder.
+// UnmarshalText.
 func (l *Ladder) UnmarshalJSON(b []byte) error {
 	var list []string
 	if err := json.Unmarshal(b, &list); err == nil {

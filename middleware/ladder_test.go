@@ -8,54 +8,63 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
-func TestParseLadder(t *testing.T) {
+func TestLadderUnmarshalText(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want middleware.Ladder
 	}{
 		{"2s,4s,6s", middleware.Ladder{2 * time.Second, 4 * time.Second, 6 * time.Second}},
 		{" 500ms , 1m ", middleware.Ladder{500 * time.Millisecond, time.Minute}},
-		{"reference", middleware.Ladder(middleware.ReferenceTimeouts)},
+		{"reference", middleware.Ladder(preset.ReferenceTimeouts)},
 	} {
-		got, err := middleware.ParseLadder(tc.in)
+		got, err := parseLadder(tc.in)
 		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("ParseLadder(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+			t.Errorf("Ladder.UnmarshalText(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
-		back, err := middleware.ParseLadder(got.String())
+		back, err := parseLadder(got.String())
 		if err != nil || !slices.Equal(back, got) {
 			t.Errorf("%q does not read back: %v, %v", got.String(), back, err)
 		}
 	}
 	for _, in := range []string{"", "2s,", "2s,soon", "0s", "-1s", "NaN"} {
-		if _, err := middleware.ParseLadder(in); err == nil {
-			t.Errorf("ParseLadder(%q) succeeded", in)
+		if _, err := parseLadder(in); err == nil {
+			t.Errorf("Ladder.UnmarshalText(%q) succeeded", in)
 		}
 	}
-	// The preset is a copy: changing a parsed ladder must not change it.
-	l, _ := middleware.ParseLadder("reference")
+	// Each "reference" is a copy: changing one parsed ladder must not
+	// change the next.
+	l, _ := parseLadder("reference")
 	l[0] = time.Hour
-	if middleware.ReferenceTimeouts[0] == time.Hour {
-		t.Error("ParseLadder shares middleware.ReferenceTimeouts")
+	if again, _ := parseLadder("reference"); again[0] == time.Hour {
+		t.Error("ladders parsed from \"reference\" share their durations")
 	}
 }
 
-func FuzzParseLadder(f *testing.F) {
+// parseLadder reads s as a flag or a spec does.
+func parseLadder(s string) (middleware.Ladder, error) {
+	var l middleware.Ladder
+	err := l.UnmarshalText([]byte(s))
+	return l, err
+}
+
+func FuzzLadderUnmarshalText(f *testing.F) {
 	for _, s := range []string{"2s,4s,6s", "reference", "", "1h,-1s", "0", "1e9h"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		l, err := middleware.ParseLadder(s)
+		l, err := parseLadder(s)
 		if err != nil {
 			return
 		}
 		if len(l) == 0 {
-			t.Fatalf("ParseLadder(%q) succeeded with no values", s)
+			t.Fatalf("Ladder.UnmarshalText(%q) succeeded with no values", s)
 		}
 		for _, d := range l {
 			if d <= 0 {
-				t.Fatalf("ParseLadder(%q) accepted %v", s, d)
+				t.Fatalf("Ladder.UnmarshalText(%q) accepted %v", s, d)
 			}
 		}
 	})

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
 // The kinds of light probe, in the order [ChooseLightProbe] tries them.
 const (
-	ProbeICMP   = "icmp"
-	ProbeUDPDNS = "udp-dns"
-	ProbeTCP    = "tcp"
+	probeICMP   = "icmp"
+	probeUDPDNS = "udp-dns"
+	probeTCP    = "tcp"
 )
 
 // A LightProbe is the monitor's own proof of life (Evidence.Probe): one
@@ -36,8 +38,9 @@ const (
 // refused connection counts as no answer and a tcp probe needs a port that
 // accepts.
 type LightProbe struct {
-	// Kind is ProbeICMP, ProbeUDPDNS or ProbeTCP: it names the probe in the
-	// status, the logs and the metrics.
+	// Kind is "icmp", "udp-dns" or "tcp" for the built-in probes, or any
+	// short name: it names the probe in the status, the logs and the
+	// metrics.
 	Kind string
 	// Target is what the probe is sent to, for the same.
 	Target string
@@ -48,21 +51,21 @@ type LightProbe struct {
 // ICMPProbe echoes host (an address, or a name the dialer resolves) through
 // d; nil d is the host's unprivileged ICMP socket (see [ICMPCheck]).
 func ICMPProbe(host string, d Dialer) LightProbe {
-	return LightProbe{Kind: ProbeICMP, Target: host, Check: ICMPCheck{Address: host, Dialer: d}}
+	return LightProbe{Kind: probeICMP, Target: host, Check: ICMPCheck{Address: host, Dialer: d}}
 }
 
 // dnsProbe asks the DNS server at server ("host" or "host:port", port 53
 // by default) one query over UDP through d (see [DNSQueryCheck]).
 func dnsProbe(server string, d Dialer) LightProbe {
-	server = WithDefaultPort(server, "53")
-	return LightProbe{Kind: ProbeUDPDNS, Target: server, Check: DNSQueryCheck{Server: server, Dialer: d}}
+	server = hostport.WithDefault(server, "53")
+	return LightProbe{Kind: probeUDPDNS, Target: server, Check: DNSQueryCheck{Server: server, Dialer: d}}
 }
 
 // tcpProbe opens a TCP connection to addr ("host" or "host:port", port 443
 // by default) through d and closes it (see [TCPCheck]).
 func tcpProbe(addr string, d Dialer) LightProbe {
-	addr = WithDefaultPort(addr, "443")
-	return LightProbe{Kind: ProbeTCP, Target: addr, Check: TCPCheck{Address: addr, Dialer: d}}
+	addr = hostport.WithDefault(addr, "443")
+	return LightProbe{Kind: probeTCP, Target: addr, Check: TCPCheck{Address: addr, Dialer: d}}
 }
 
 // ErrNoLightProbe is wrapped by ChooseLightProbe's error when no kind of
@@ -112,7 +115,7 @@ func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe,
 			return LightProbe{}, nil, fmt.Errorf("light probe %q: port %q is not a number from 1 to 65535", target, port)
 		case !pinned:
 			return LightProbe{}, nil, fmt.Errorf("light probe %q: a port needs its kind: udp-dns://%s or tcp://%s", target, host, host)
-		case kind == ProbeICMP:
+		case kind == probeICMP:
 			return LightProbe{}, nil, fmt.Errorf("light probe %q: icmp takes a host, no port", target)
 		}
 	}
@@ -150,7 +153,7 @@ func (p LightProbe) canWork(ctx context.Context, d Dialer) error {
 	var conn net.Conn
 	var err error
 	switch p.Kind {
-	case ProbeICMP:
+	case probeICMP:
 		host := strings.TrimSuffix(strings.TrimPrefix(p.Target, "["), "]")
 		if d == nil {
 			ip, perr := netip.ParseAddr(host)
@@ -161,7 +164,7 @@ func (p LightProbe) canWork(ctx context.Context, d Dialer) error {
 		} else if conn, _, err = (ICMPCheck{Address: p.Target, Dialer: d}).dial(ctx); err != nil && !downOnly(err) {
 			err = fmt.Errorf("the dialer carries no ICMP: %w", err)
 		}
-	case ProbeUDPDNS:
+	case probeUDPDNS:
 		if conn, err = dialLive(ctx, d, "udp", p.Target); err != nil && !downOnly(err) {
 			err = fmt.Errorf("the dialer carries no UDP: %w", err)
 		}

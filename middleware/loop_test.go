@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 var (
@@ -187,7 +188,7 @@ func (r *rig) noHeal() {
 }
 
 func TestLoopLadderStepsUpPerFailureAndResetsOnPass(t *testing.T) {
-	r := newRig(t, middleware.Reference(), func(n int) error {
+	r := newRig(t, preset.Reference(), func(n int) error {
 		if n <= 6 || n == 8 {
 			return errDown
 		}
@@ -245,7 +246,7 @@ func TestLoopFailureThresholdAndStreakReset(t *testing.T) {
 }
 
 func TestLoopHealBackoffFollowsReference(t *testing.T) {
-	cfg := middleware.Reference()
+	cfg := preset.Reference()
 	cfg.Timeouts = []time.Duration{time.Second}
 	gate := make(healGate)
 	cfg.Heal = gate.heal
@@ -298,7 +299,7 @@ func TestLoopHealBackoffFollowsReference(t *testing.T) {
 }
 
 func TestLoopLadderRestartsAfterHeal(t *testing.T) {
-	cfg := middleware.Reference()
+	cfg := preset.Reference()
 	gate := make(healGate)
 	cfg.Heal = gate.heal
 	r := newRig(t, cfg, func(int) error { return errDown })

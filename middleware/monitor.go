@@ -38,7 +38,7 @@ type Monitor struct {
 
 // New returns a Monitor that runs checker as cfg says. It starts nothing:
 // call Run for the loop. The error names any field of cfg that is out of
-// range.
+// range, as [Config.Validate] does.
 func New(checker Checker, cfg Config) (*Monitor, error) {
 	if checker == nil {
 		return nil, errors.New("middleware.New: checker is nil")

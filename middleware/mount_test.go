@@ -97,16 +97,16 @@ func TestMountingUnderRouters(t *testing.T) {
 	}
 }
 
-func TestPaths(t *testing.T) {
-	for prefix, want := range map[string][4]string{
+func TestPathsUnder(t *testing.T) {
+	for prefix, want := range map[string]middleware.Paths{
 		"":         {"/", "/", "/check", "/check/"},
 		"/":        {"/", "/", "/check", "/check/"},
 		"health":   {"/health", "/health/", "/health/check", "/health/check/"},
 		"/health/": {"/health", "/health/", "/health/check", "/health/check/"},
 		"/a/b":     {"/a/b", "/a/b/", "/a/b/check", "/a/b/check/"},
 	} {
-		if got := middleware.Paths(prefix); got != want {
-			t.Errorf("Paths(%q) = %q, want %q", prefix, got, want)
+		if got := middleware.PathsUnder(prefix); got != want {
+			t.Errorf("PathsUnder(%q) = %+v, want %+v", prefix, got, want)
 		}
 	}
 }

@@ -101,12 +101,15 @@ type ObserverFuncs struct {
 	OnStateChanged  func(from, to Snapshot)
 	OnHealStarted   func(HealStart)
 	OnHealed        func(HealEvent)
-	// OnLightProbe makes ObserverFuncs a LightProbeObserver.
-	OnLightProbe func(LightProbeResult)
+	// OnCheckJoined and OnLightProbe make ObserverFuncs a
+	// CoalesceObserver and a LightProbeObserver.
+	OnCheckJoined func(CheckJoin)
+	OnLightProbe  func(LightProbeResult)
 }
 
 var (
 	_ Observer           = ObserverFuncs{}
+	_ CoalesceObserver   = ObserverFuncs{}
 	_ LightProbeObserver = ObserverFuncs{}
 )
 
@@ -142,6 +145,13 @@ func (o ObserverFuncs) HealStarted(s HealStart) {
 func (o ObserverFuncs) Healed(e HealEvent) {
 	if o.OnHealed != nil {
 		o.OnHealed(e)
+	}
+}
+
+// CheckJoined calls OnCheckJoined if set.
+func (o ObserverFuncs) CheckJoined(j CheckJoin) {
+	if o.OnCheckJoined != nil {
+		o.OnCheckJoined(j)
 	}
 }
 

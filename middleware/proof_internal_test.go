@@ -319,7 +319,7 @@ func TestProofOfLifeCheckWaitsForAnswers(t *testing.T) {
 // in time: it counts as lost.
 func TestProofOfLifeLateNilIsNoAnswer(t *testing.T) {
 	check := CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return nil })
-	cfg, err := Evidence{Probe: &LightProbe{Kind: ProbeTCP, Target: "x", Check: check}, ProbeTimeout: 10 * time.Millisecond}.withDefaults()
+	cfg, err := Evidence{Probe: &LightProbe{Kind: probeTCP, Target: "x", Check: check}, ProbeTimeout: 10 * time.Millisecond}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestProofOfLifeLateNilIsNoAnswer(t *testing.T) {
 func TestPendingEvidenceAtTheDeadline(t *testing.T) {
 	var active int
 	clock := clockwork.NewFakeClockAt(evidenceEpoch)
-	probe := &LightProbe{Kind: ProbeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
+	probe := &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
 	m, err := New(CheckerFunc(func(context.Context) error { active++; return nil }),
 		Config{Mode: ModeProbe, Clock: clock, Timeouts: Ladder{time.Second}, Evidence: &Evidence{Probe: probe, Interval: 500 * time.Millisecond}})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
 // TCPCheck passes when a TCP connection to Address opens. A completed
@@ -30,7 +32,7 @@ var _ Checker = TCPCheck{}
 
 // Check dials Address and closes the connection at once.
 func (c TCPCheck) Check(ctx context.Context) error {
-	addr := WithDefaultPort(c.Address, "443")
+	addr := hostport.WithDefault(c.Address, "443")
 	conn, err := dialLive(ctx, c.Dialer, "tcp", addr)
 	if err != nil {
 		return newStepError(ctx, "tcp", addr, "dial", err)

@@ -12,7 +12,7 @@ import (
 
 // A Tier is one check of a tiered schedule (Config.Tiers): a cheap check
 // often and a thorough one seldom, each retried with longer timeouts
-// before it fails, as the upstream VPN client checks (see [Upstream]).
+// before it fails, as the upstream VPN client checks (see package middleware/preset).
 type Tier struct {
 	// Name names the tier in its errors: "startup", "small", "full".
 	Name string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // tierCall is one try of a tier's check, on the fake clock.
@@ -19,7 +20,7 @@ type tierCall struct {
 	timeout time.Duration // until the try's deadline
 }
 
-// upstreamRig runs middleware.Upstream on a fake clock. Each try of its
+// upstreamRig runs preset.Upstream on a fake clock. Each try of its
 // small and full checks is sent to calls and returns what answer says:
 // nil passes, errDown fails at once, errHang waits for the try's deadline,
 // which the test reaches by advancing the clock.
@@ -52,7 +53,7 @@ func newUpstreamRig(t *testing.T, heal bool) *upstreamRig {
 			return err
 		})
 	}
-	cfg := middleware.Upstream(check("small"), check("full"))
+	cfg := preset.Upstream(check("small"), check("full"))
 	if heal {
 		cfg.Heal = u.gate.heal
 	}
@@ -95,18 +96,18 @@ func TestUpstreamSchedule(t *testing.T) {
 
 	// The startup check (the full checks at once, 6 s for all), then the
 	// small check each minute after the last one ended.
-	u.expect("full", 0, middleware.UpstreamStartupTries, false)
+	u.expect("full", 0, preset.UpstreamStartupTries, false)
 	for k := 1; k <= 4; k++ {
 		if d := u.wake(); d != minute {
 			t.Fatalf("waited %v before small check %d, want 1m", d, k)
 		}
-		u.expect("small", time.Duration(k)*minute, middleware.UpstreamSmallTries[:1], false)
+		u.expect("small", time.Duration(k)*minute, preset.UpstreamSmallTries[:1], false)
 	}
 	// At 5 minutes both are due: the small check first, then at once the
 	// full one.
 	u.wake()
-	u.expect("small", 5*minute, middleware.UpstreamSmallTries[:1], false)
-	u.expect("full", 5*minute, middleware.UpstreamFullTries[:1], false)
+	u.expect("small", 5*minute, preset.UpstreamSmallTries[:1], false)
+	u.expect("full", 5*minute, preset.UpstreamFullTries[:1], false)
 
 	// The small check fails: its 10 tries, each to its deadline, 120 s in
 	// all.
@@ -124,7 +125,7 @@ func TestUpstreamSchedule(t *testing.T) {
 	if s := u.m.Snapshot(); s.Status != middleware.StatusHealthy {
 		t.Fatalf("after passing checks: %v", s.Status)
 	}
-	u.expect("small", 6*minute, middleware.UpstreamSmallTries, true)
+	u.expect("small", 6*minute, preset.UpstreamSmallTries, true)
 	// The VPN restarts at once, and when the restart ends the schedule
 	// starts over: the startup check, then the small check a minute later,
 	// the full one 5 minutes later.
@@ -144,12 +145,12 @@ func TestUpstreamSchedule(t *testing.T) {
 	}
 	close(gate)
 	// RetryWait after the failed run's start has long passed: at once.
-	u.expect("full", 8*minute, middleware.UpstreamStartupTries, false)
+	u.expect("full", 8*minute, preset.UpstreamStartupTries, false)
 	u.wake()
 	if s := u.m.Snapshot(); s.Status != middleware.StatusHealthy {
 		t.Errorf("after the startup check passed: %v", s.Status)
 	}
-	u.expect("small", 9*minute, middleware.UpstreamSmallTries[:1], false)
+	u.expect("small", 9*minute, preset.UpstreamSmallTries[:1], false)
 
 	// The full check fails at once, three times: a restart, then the
 	// startup check no sooner than RetryWait after the failed run began.
@@ -161,10 +162,10 @@ func TestUpstreamSchedule(t *testing.T) {
 	})
 	for k := 2; k <= 5; k++ {
 		u.wake()
-		u.expect("small", time.Duration(8+k)*minute, middleware.UpstreamSmallTries[:1], false)
+		u.expect("small", time.Duration(8+k)*minute, preset.UpstreamSmallTries[:1], false)
 	}
 	// Due with the small check again: at once after it.
-	u.expect("full", 13*minute, middleware.UpstreamFullTries, false)
+	u.expect("full", 13*minute, preset.UpstreamFullTries, false)
 	u.answerWith(func(tierCall) error { return nil })
 	if _, healed := u.step(u.gate, nil); !healed {
 		t.Fatal("no restart after the full check failed")
@@ -172,7 +173,7 @@ func TestUpstreamSchedule(t *testing.T) {
 	if d := u.wake(); d != middleware.DefaultRetryWait {
 		t.Errorf("startup check %v after the failed full check, want RetryWait", d)
 	}
-	u.expect("full", 13*minute+time.Second, middleware.UpstreamStartupTries[:1], false)
+	u.expect("full", 13*minute+time.Second, preset.UpstreamStartupTries[:1], false)
 	u.noHeal()
 }
 
@@ -182,17 +183,17 @@ func TestUpstreamWithoutRestartsGoesOn(t *testing.T) {
 	u := newUpstreamRig(t, false)
 	u.answerWith(func(tierCall) error { return errDown })
 	u.run()
-	u.expect("full", 0, middleware.UpstreamStartupTries, false)
+	u.expect("full", 0, preset.UpstreamStartupTries, false)
 	if d := u.wake(); d != time.Minute {
 		t.Errorf("small check %v after the failed startup, want 1m", d)
 	}
 	if s := u.m.Snapshot(); s.Status != middleware.StatusUnhealthy {
 		t.Fatalf("after a failed startup check: %v", s.Status)
 	}
-	u.expect("small", time.Minute, middleware.UpstreamSmallTries, false)
+	u.expect("small", time.Minute, preset.UpstreamSmallTries, false)
 	u.answerWith(func(tierCall) error { return nil })
 	u.wake()
-	u.expect("small", 2*time.Minute, middleware.UpstreamSmallTries[:1], false)
+	u.expect("small", 2*time.Minute, preset.UpstreamSmallTries[:1], false)
 	u.wake()
 	if s := u.m.Snapshot(); s.Status != middleware.StatusHealthy {
 		t.Errorf("after a passing small check: %v", s.Status)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"net"
-	"os"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
 // TLSCheck passes when a TLS handshake with Address completes and the
@@ -27,8 +27,9 @@ type TLSCheck struct {
 	// means the host part of Address; for an IP literal no SNI is sent and
 	// the certificate must name the IP.
 	ServerName string
-	// RootCAs verifies the server; nil means the system roots. See
-	// LoadCertPool for a private CA.
+	// RootCAs verifies the server; nil means the system roots. For a
+	// private CA, a pool of its certificates alone
+	// (x509.CertPool.AppendCertsFromPEM).
 	RootCAs *x509.CertPool
 	// InsecureSkipVerify accepts any certificate. For labs only: the check
 	// then no longer tells the real server from an impostor.
@@ -42,7 +43,7 @@ var _ Checker = TLSCheck{}
 // Check dials Address, completes a client handshake and closes the
 // connection.
 func (c TLSCheck) Check(ctx context.Context) error {
-	addr := WithDefaultPort(c.Address, "443")
+	addr := hostport.WithDefault(c.Address, "443")
 	conn, err := dialLive(ctx, c.Dialer, "tcp", addr)
 	if err != nil {
 		return newStepError(ctx, "tls", addr, "dial", err)
@@ -56,7 +57,7 @@ func (c TLSCheck) Check(ctx context.Context) error {
 
 	serverName := c.ServerName
 	if serverName == "" {
-		// WithDefaultPort returned a valid host:port, so this cannot fail.
+		// hostport.WithDefault returned a valid host:port, so this cannot fail.
 		serverName, _, _ = net.SplitHostPort(addr)
 	}
 	tc := tls.Client(conn, &tls.Config{
@@ -73,44 +74,5 @@ func (c TLSCheck) Check(ctx context.Context) error {
 	// Say goodbye with close_notify so the server does not log a
 	// truncated connection; the deferred close covers a failure.
 	_ = tc.Close()
-	return nil
-}
-
-// LoadCertPool reads the PEM CA certificates in pemFile into a new pool for
-// TLSCheck.RootCAs or HTTPCheck.RootCAs. The pool holds only those CAs, not
-// the system roots: a check against a private server should not also trust
-// every public CA. It fails, naming the file, when no certificate parses,
-// because an empty pool would make every later check fail with a far less
-// helpful "unknown authority".
-func LoadCertPool(pemFile string) (*x509.CertPool, error) {
-	var f CAFile
-	err := f.UnmarshalText([]byte(pemFile))
-	return f.Pool, err
-}
-
-// CAFile is a file of PEM CA certificates as text, its name: a flag or
-// config value that LoadCertPool's rules check when it is set. The zero
-// value is no file.
-type CAFile struct {
-	Name string
-	PEM  []byte         // the file's content
-	Pool *x509.CertPool // its certificates
-}
-
-// MarshalText returns the file's name.
-func (f CAFile) MarshalText() ([]byte, error) { return []byte(f.Name), nil }
-
-// UnmarshalText reads the file text names, as LoadCertPool does.
-func (f *CAFile) UnmarshalText(text []byte) error {
-	name := string(text)
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return fmt.Errorf("load CA certificates: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return fmt.Errorf("load CA certificates from %s: no PEM certificate found", name)
-	}
-	*f = CAFile{Name: name, PEM: data, Pool: pool}
 	return nil
 }

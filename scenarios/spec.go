@@ -16,7 +16,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
-
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
@@ -163,7 +163,7 @@ type ConfigSpec struct {
 // HealthSpec configures the health server (middleware.Config).
 type HealthSpec struct {
 	// Preset "upstream" is the upstream VPN client's current check
-	// (middleware.Upstream through the lab's tunnel: an ICMP echo of the
+	// (preset.Upstream through the lab's tunnel: an ICMP echo of the
 	// server peer each minute, the TLS check every 5 minutes); its timings
 	// are fixed, so it takes no period, timeouts, threshold, back-off or
 	// evidence, and Mode is loop. Heal turns its restarts on.
@@ -512,8 +512,8 @@ func (h HealthSpec) config() (middleware.Config, error) {
 	default:
 		return middleware.Config{}, fmt.Errorf("preset: %q is not upstream", h.Preset)
 	}
-	mode, err := middleware.ParseMode(h.Mode)
-	if err != nil {
+	var mode middleware.Mode
+	if err := mode.UnmarshalText([]byte(h.Mode)); err != nil {
 		return middleware.Config{}, fmt.Errorf("mode: %w", err)
 	}
 	cfg := middleware.Config{Mode: mode, Period: h.Period.Duration, FailureThreshold: h.FailureThreshold}
@@ -534,9 +534,8 @@ func (h HealthSpec) config() (middleware.Config, error) {
 		e.Source = middleware.CounterSourceFunc(nil) // the trial's client peer
 		valid.Evidence = &e
 	}
-	// New validates the rest and names the field.
-	_, err = middleware.New(middleware.CheckerFunc(nil), valid)
-	return cfg, err
+	// Validate checks the rest and names the field.
+	return cfg, valid.Validate()
 }
 
 // upstreamConfig is config for the upstream preset.
@@ -547,7 +546,7 @@ func (h HealthSpec) upstreamConfig() (middleware.Config, error) {
 	if h.Period.Duration != 0 || len(h.Timeouts) > 0 || h.FailureThreshold != 0 || h.HealBackoff != nil || h.Evidence != nil {
 		return middleware.Config{}, errors.New("preset: upstream fixes its timings: leave period, timeouts, failure_threshold, heal_backoff and evidence out")
 	}
-	return middleware.Upstream(nil), nil
+	return preset.Upstream(nil), nil
 }
 
 // scheduleNeeds is, for the upstream preset with its restarts on, the
@@ -558,7 +557,7 @@ func (h HealthSpec) scheduleNeeds() time.Duration {
 	if h.Preset != "upstream" || !h.Heal {
 		return 0
 	}
-	return middleware.UpstreamSmallEvery + middleware.UpstreamSmallTries.Total()
+	return preset.UpstreamSmallEvery + preset.UpstreamSmallTries.Total()
 }
 
 // The kubelet probe handlers of a spec.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
@@ -240,7 +240,7 @@ func (c *container) up(ctx context.Context) error {
 		cfg.Evidence.Probe, cfg.Evidence.Source = &probe, t.lab.Client()
 	}
 	if t.cfg.Health.Preset == "upstream" {
-		cfg.Tiers = middleware.Upstream(t.lab.SmallCheck(), t.lab.TLSCheck()).Tiers
+		cfg.Tiers = preset.Upstream(t.lab.SmallCheck(), t.lab.TLSCheck()).Tiers
 	}
 	srv, err := server.New(t.lab.TLSCheck(), server.Config{Monitor: cfg})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
@@ -54,7 +55,7 @@ type loadFlags struct {
 	sweep     []int
 	jsonOut   string
 	plotOut   string
-	tlsCA     middleware.CAFile // into spec.ProbeCAPEM
+	tlsCA     cafile.File // into spec.ProbeCAPEM
 }
 
 // loadExclusive lists flags that set the same thing, for cliflag.Parse: a
@@ -82,7 +83,7 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 		"health check `url` to run under load through the same path: tls://host:port or tcp://host:port")
 	fs.Var(cliflag.Duration(&s.ProbeEvery, time.Second, false), "probe-every", "`duration` between probes")
 	fs.Var(cliflag.Duration(&s.ProbeTimeout, 10*time.Second, false), "probe-timeout", "`duration` after which a probe counts as failed")
-	fs.TextVar(&f.tlsCA, "tls-ca", middleware.CAFile{},
+	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{},
 		"PEM `file` of the CA certificates that verify a tls probe, instead of the system's")
 	fs.BoolVar(&s.ProbeInsecure, "tls-insecure", false, "accept any certificate in a tls probe")
 	fs.Var(cliflag.IntList(&f.sweep, 1), "sweep", "run one level per `list` entry of connection counts, e.g. 100,500,1000,5000; excludes --conns")

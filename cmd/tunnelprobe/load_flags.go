@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 )
 
 // parseLoadRate reads --rate: "greedy" (0) or a rate as the lab's link
@@ -30,13 +30,13 @@ func formatLoadRate(bits float64) string {
 }
 
 // parseLoadProbe checks --probe, in the one syntax of a check target
-// (middleware.ParseTarget): load takes tls:// and tcp:// only, which the
+// (target.Parse): load takes tls:// and tcp:// only, which the
 // lab's and a SOCKS5 proxy's paths carry.
 func parseLoadProbe(s string) (string, error) {
 	if !strings.HasPrefix(s, "tls://") && !strings.HasPrefix(s, "tcp://") {
 		return "", errors.New("want tls://host:port or tcp://host:port")
 	}
-	_, err := middleware.ParseTarget(s, "", middleware.TargetOptions{})
+	_, err := target.Parse(s, "", target.Options{})
 	return s, err
 }
 

@@ -362,7 +362,7 @@ func TestLoadNothingListens(t *testing.T) {
 
 func TestParseLoadProbe(t *testing.T) {
 	t.Parallel()
-	// The syntax is middleware.ParseTarget's; load takes tls and tcp.
+	// The syntax is target.Parse's; load takes tls and tcp.
 	for _, in := range []string{"tls://example.test:8443", "tls://example.test", "tcp://127.0.0.1:9", "tcp://[::1]:9/"} {
 		if _, err := parseLoadProbe(in); err != nil {
 			t.Errorf("parseLoadProbe(%q): %v", in, err)

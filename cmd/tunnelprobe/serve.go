@@ -12,9 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
+	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 	"github.com/tunnelprobe/tunnelprobe/middleware/wgstats"
 )
 
@@ -37,7 +40,7 @@ type serveFlags struct {
 	// The check: see registerCheck.
 	targets     cliflag.StringList
 	check       string
-	tlsCA       middleware.CAFile
+	tlsCA       cafile.File
 	tlsInsecure bool
 	dnsServer   string
 
@@ -96,7 +99,7 @@ func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
 			"udp-dns (one DNS query over UDP, any answer passes)")
-	fs.TextVar(&f.tlsCA, "tls-ca", middleware.CAFile{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
+	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
 }
@@ -275,7 +278,7 @@ func checkEvidenceFlags(ev middleware.Evidence) error {
 // with small and full as its checks.
 func (f *serveFlags) applyPreset(cfg *server.Config, small middleware.Checker, full ...middleware.Checker) {
 	if f.preset == "upstream" {
-		up := middleware.Upstream(small, full...)
+		up := preset.Upstream(small, full...)
 		cfg.Monitor.Mode, cfg.Monitor.FailureThreshold, cfg.Monitor.Tiers = up.Mode, up.FailureThreshold, up.Tiers
 	}
 }
@@ -285,9 +288,9 @@ func (f *serveFlags) applyPreset(cfg *server.Config, small middleware.Checker, f
 func buildChecks(f *serveFlags, dialer middleware.Dialer) ([]middleware.Checker, error) {
 	targets := f.targets.Values
 	if len(targets) == 0 && f.preset == "upstream" {
-		targets = middleware.UpstreamTargets
+		targets = preset.UpstreamTargets
 	}
-	checks, err := middleware.ParseTargetList(targets, f.check, middleware.TargetOptions{
+	checks, err := target.ParseList(targets, f.check, target.Options{
 		Dialer: dialer, RootCAs: f.tlsCA.Pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
 	})
 	if err != nil {
@@ -314,9 +317,9 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
-	dnsServer := cmp.Or(f.dnsServer, middleware.UpstreamEchoTargets[0])
-	f.applyPreset(&cfg, middleware.UpstreamSmall(nil, dnsServer, middleware.UpstreamEchoTargets...), checks...)
-	checker := checks[0] // as middleware.ParseTargets: several pass when any one does
+	dnsServer := cmp.Or(f.dnsServer, preset.UpstreamEchoTargets[0])
+	f.applyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, preset.UpstreamEchoTargets...), checks...)
+	checker := checks[0] // several pass when any one does
 	if len(checks) > 1 {
 		checker = middleware.AnyOf(checks...)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // tlsTarget starts an HTTPS server with a fresh test CA and returns its
@@ -393,7 +394,7 @@ func TestServeFlagsConfig(t *testing.T) {
 		{
 			"flag timeouts over env timeout", []string{"--timeouts", "reference"},
 			map[string]string{"TUNNELPROBE_TIMEOUT": "1s"},
-			middleware.ModeLoop, middleware.ReferenceTimeouts, 1,
+			middleware.ModeLoop, preset.ReferenceTimeouts, 1,
 		},
 	}
 	for _, tt := range tests {

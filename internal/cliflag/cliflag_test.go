@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 func TestEnvName(t *testing.T) {
@@ -87,7 +88,7 @@ func TestParse(t *testing.T) {
 				"TUNNELPROBE_PERIOD": "1s", "TUNNELPROBE_TARGET": "b:2,c:3", "TUNNELPROBE_LADDER": "1s",
 			},
 			wantName: "flag", wantCount: 2, wantPeriod: time.Second,
-			wantTargets: []string{"d:4", "e:5"}, wantLadder: middleware.ReferenceTimeouts,
+			wantTargets: []string{"d:4", "e:5"}, wantLadder: preset.ReferenceTimeouts,
 		},
 		{
 			name:     "empty variable is unset",

@@ -12,12 +12,12 @@ import (
 )
 
 // Mount registers m's endpoints on r under prefix, at the exact paths of
-// [middleware.Paths]. It matches paths itself rather than through r.Handle,
+// [middleware.PathsUnder]. It matches paths itself rather than through r.Handle,
 // so a router with StrictSlash(true) answers both spellings without a
 // redirect.
 func Mount(r *mux.Router, prefix string, m *middleware.Monitor) {
-	paths := middleware.Paths(prefix)
+	paths := middleware.PathsUnder(prefix).All()
 	r.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool {
-		return slices.Contains(paths[:], req.URL.Path)
+		return slices.Contains(paths, req.URL.Path)
 	}).Handler(m.Middleware(prefix)(http.NotFoundHandler()))
 }

@@ -1,10 +1,11 @@
-package middleware_test
+package preset_test
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // The upstream VPN client's current check on the host network: the small
@@ -13,11 +14,11 @@ import (
 // in turn, and a failed tier restarts the VPN.
 func ExampleUpstream() {
 	var full []middleware.Checker
-	for _, t := range middleware.UpstreamTargets {
+	for _, t := range preset.UpstreamTargets {
 		full = append(full, middleware.TLSCheck{Address: t})
 	}
-	small := middleware.UpstreamSmall(nil, "1.1.1.1", middleware.UpstreamEchoTargets...)
-	cfg := middleware.Upstream(small, full...)
+	small := preset.UpstreamSmall(nil, "1.1.1.1", preset.UpstreamEchoTargets...)
+	cfg := preset.Upstream(small, full...)
 	cfg.Heal = func(ctx context.Context) error { return nil } // restart the VPN here
 	m, err := middleware.New(middleware.AnyOf(full...), cfg)  // AnyOf for /check/
 	if err != nil {

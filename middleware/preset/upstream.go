@@ -1,17 +1,21 @@
-package middleware
+package preset
 
-import "time"
+import (
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+)
 
 // The timings of the upstream VPN client's current health check, none of
 // which it lets its users change.
 var (
 	// UpstreamStartupTries bounds the startup check: 6 s for every target
 	// at once.
-	UpstreamStartupTries = Ladder{6 * time.Second}
+	UpstreamStartupTries = middleware.Ladder{6 * time.Second}
 	// UpstreamSmallEvery and UpstreamSmallTries are the small check's: an
 	// ICMP echo every minute, tried up to 10 times.
 	UpstreamSmallEvery = time.Minute
-	UpstreamSmallTries = Ladder{
+	UpstreamSmallTries = middleware.Ladder{
 		5 * time.Second, 5 * time.Second, 5 * time.Second,
 		10 * time.Second, 10 * time.Second, 10 * time.Second,
 		15 * time.Second, 15 * time.Second, 15 * time.Second,
@@ -20,7 +24,7 @@ var (
 	// UpstreamFullEvery and UpstreamFullTries are the full check's: a TCP
 	// dial and TLS handshake every 5 minutes, tried up to 3 times.
 	UpstreamFullEvery = 5 * time.Minute
-	UpstreamFullTries = Ladder{10 * time.Second, 15 * time.Second, 30 * time.Second}
+	UpstreamFullTries = middleware.Ladder{10 * time.Second, 15 * time.Second, 30 * time.Second}
 
 	// UpstreamTargets and UpstreamEchoTargets are the upstream's default
 	// targets: of the startup and full checks (TLS on port 443), and of the
@@ -31,13 +35,13 @@ var (
 
 // Upstream returns a Config that reproduces the current health check of the
 // upstream VPN client (the successor of the reference loop, see
-// docs/middleware.md), built from this package's parts:
+// docs/middleware.md), built from package middleware's parts:
 //
-//   - startup: every one of full at once ([AnyOf]), 6 s for all;
+//   - startup: every one of full at once ([middleware.AnyOf]), 6 s for all;
 //   - small: every 60 s, the small check (see [UpstreamSmall]), with up to
 //     10 tries of 5, 5, 5, 10, 10, 10, 15, 15, 15 and 30 s;
-//   - full: every 5 minutes, full in turn ([RoundRobin]), with up to 3
-//     tries of 10, 15 and 30 s;
+//   - full: every 5 minutes, full in turn ([middleware.RoundRobin]), with
+//     up to 3 tries of 10, 15 and 30 s;
 //   - a tier whose every try failed turns the state unhealthy, and with
 //     Heal set restarts the VPN at once; the schedule then starts over,
 //     startup check first. Without Heal, as with the upstream's restarts
@@ -57,16 +61,16 @@ var (
 //   - A run after a failed one starts at least RetryWait (1 s) after it, so
 //     that a check failing at once cannot spin; the original has no such
 //     wait, but its restart of the VPN takes seconds anyway.
-//   - The health server is this package's: the status endpoint answers
+//   - The health server is package middleware's: the status endpoint answers
 //     503, not 500, when unhealthy, which no prober tells apart.
-func Upstream(small Checker, full ...Checker) Config {
-	return Config{
-		Mode:             ModeLoop,
+func Upstream(small middleware.Checker, full ...middleware.Checker) middleware.Config {
+	return middleware.Config{
+		Mode:             middleware.ModeLoop,
 		FailureThreshold: 1,
-		Tiers: []Tier{
-			{Name: "startup", Check: AnyOf(full...), Tries: UpstreamStartupTries},
+		Tiers: []middleware.Tier{
+			{Name: "startup", Check: middleware.AnyOf(full...), Tries: UpstreamStartupTries},
 			{Name: "small", Check: small, Every: UpstreamSmallEvery, Tries: UpstreamSmallTries},
-			{Name: "full", Check: RoundRobin(full...), Every: UpstreamFullEvery, Tries: UpstreamFullTries},
+			{Name: "full", Check: middleware.RoundRobin(full...), Every: UpstreamFullEvery, Tries: UpstreamFullTries},
 		},
 	}
 }
@@ -76,13 +80,13 @@ func Upstream(small Checker, full ...Checker) Config {
 // which falls back for good to one DNS query over UDP to dnsServer once
 // ICMP is not permitted. The original sends its echoes from a raw socket,
 // which needs CAP_NET_RAW, where this one uses the unprivileged ICMP socket
-// (see ICMPCheck); its DNS check resolves github.com and moves on to the
-// next of several public resolvers after each failure, where this one asks
-// dnsServer alone.
-func UpstreamSmall(dialer Dialer, dnsServer string, hosts ...string) Checker {
-	echoes := make([]Checker, len(hosts))
+// (see [middleware.ICMPCheck]); its DNS check resolves github.com and moves
+// on to the next of several public resolvers after each failure, where this
+// one asks dnsServer alone.
+func UpstreamSmall(dialer middleware.Dialer, dnsServer string, hosts ...string) middleware.Checker {
+	echoes := make([]middleware.Checker, len(hosts))
 	for i, h := range hosts {
-		echoes[i] = ICMPCheck{Address: h, Dialer: dialer}
+		echoes[i] = middleware.ICMPCheck{Address: h, Dialer: dialer}
 	}
-	return Fallback(RoundRobin(echoes...), ErrICMPNotPermitted, DNSQueryCheck{Server: dnsServer, Name: "github.com", Dialer: dialer})
+	return middleware.Fallback(middleware.RoundRobin(echoes...), middleware.ErrICMPNotPermitted, middleware.DNSQueryCheck{Server: dnsServer, Name: "github.com", Dialer: dialer})
 }

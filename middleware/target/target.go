@@ -1,4 +1,4 @@
-package middleware
+package target
 
 import (
 	"crypto/x509"
@@ -7,14 +7,17 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
-// TargetOptions are what a target's text does not say: how to dial and how
+// Options are what a target's text does not say: how to dial and how
 // to verify. The zero value dials on the host network and verifies with the
 // system's roots.
-type TargetOptions struct {
+type Options struct {
 	// Dialer opens the check's connections; nil means the host network.
-	Dialer Dialer
+	Dialer middleware.Dialer
 	// RootCAs verifies tls and https targets; nil means the system roots.
 	RootCAs *x509.CertPool
 	// InsecureSkipVerify accepts any certificate (labs only).
@@ -27,7 +30,7 @@ type TargetOptions struct {
 // Kinds of check a target can name.
 var targetKinds = []string{"tcp", "tls", "http", "dns", "icmp", "udp-dns"}
 
-// ParseTarget returns the check target names, the one syntax of a check
+// Parse returns the check target names, the one syntax of a check
 // target for serve --target, load --probe and anything else that takes one:
 //
 //	tcp://host:port          a TCP dial (TCPCheck); the port is required
@@ -41,8 +44,9 @@ var targetKinds = []string{"tcp", "tls", "http", "dns", "icmp", "udp-dns"}
 // A target without a scheme is checked as kind says (tcp, tls, http, dns,
 // icmp or udp-dns), as serve's --check does: host[:port] for tcp and tls
 // (port 443 when missing), a host name for dns and icmp, server[/name] for
-// udp-dns. Errors say what was expected.
-func ParseTarget(target, kind string, opts TargetOptions) (Checker, error) {
+// udp-dns. The checks are package middleware's. Errors say what was
+// expected.
+func Parse(target, kind string, opts Options) (middleware.Checker, error) {
 	scheme, rest, hasScheme := strings.Cut(target, "://")
 	if !hasScheme {
 		switch kind {
@@ -60,7 +64,7 @@ func ParseTarget(target, kind string, opts TargetOptions) (Checker, error) {
 		if err != nil || u.Host == "" {
 			return nil, errors.New("not an http or https URL")
 		}
-		return HTTPCheck{URL: target, Dialer: opts.Dialer, RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify}, nil
+		return middleware.HTTPCheck{URL: target, Dialer: opts.Dialer, RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify}, nil
 	case "tcp", "tls":
 		if hasScheme {
 			rest = strings.TrimSuffix(rest, "/")
@@ -71,14 +75,14 @@ func ParseTarget(target, kind string, opts TargetOptions) (Checker, error) {
 		if strings.ContainsAny(rest, "/?#@") {
 			return nil, fmt.Errorf("want %s://host:port, with nothing after the port (a URL needs http:// or https://)", scheme)
 		}
-		host, port, err := net.SplitHostPort(WithDefaultPort(rest, "443"))
+		host, port, err := net.SplitHostPort(hostport.WithDefault(rest, "443"))
 		if err != nil || host == "" {
 			return nil, fmt.Errorf("not a host[:port]: want %s://host:port", scheme)
 		}
 		if scheme == "tcp" {
-			return TCPCheck{Address: net.JoinHostPort(host, port), Dialer: opts.Dialer}, nil
+			return middleware.TCPCheck{Address: net.JoinHostPort(host, port), Dialer: opts.Dialer}, nil
 		}
-		return TLSCheck{Address: net.JoinHostPort(host, port), RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify, Dialer: opts.Dialer}, nil
+		return middleware.TLSCheck{Address: net.JoinHostPort(host, port), RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify, Dialer: opts.Dialer}, nil
 	case "dns":
 		server, name := opts.DNSServer, rest
 		if s, n, ok := strings.Cut(rest, "/"); ok && hasScheme {
@@ -87,26 +91,26 @@ func ParseTarget(target, kind string, opts TargetOptions) (Checker, error) {
 		if name == "" || strings.ContainsAny(name, "/: ") {
 			return nil, errors.New("not a host name: want dns://name or dns://server/name")
 		}
-		return DNSCheck{Host: name, Server: server, Dialer: opts.Dialer}, nil
+		return middleware.DNSCheck{Host: name, Server: server, Dialer: opts.Dialer}, nil
 	case "icmp":
 		host := strings.TrimSuffix(rest, "/")
 		if host == "" || strings.ContainsAny(host, "/?#@ ") || strings.Count(host, ":") == 1 {
 			return nil, errors.New("not a host: want icmp://host, with no port")
 		}
-		return ICMPCheck{Address: host, Dialer: opts.Dialer}, nil
+		return middleware.ICMPCheck{Address: host, Dialer: opts.Dialer}, nil
 	case "udp-dns":
 		server, name, _ := strings.Cut(rest, "/")
-		if _, _, err := net.SplitHostPort(WithDefaultPort(server, "53")); err != nil || server == "" || strings.ContainsAny(name, "/: ") {
+		if _, _, err := net.SplitHostPort(hostport.WithDefault(server, "53")); err != nil || server == "" || strings.ContainsAny(name, "/: ") {
 			return nil, errors.New("not a server: want udp-dns://server[:port][/name]")
 		}
-		return DNSQueryCheck{Server: server, Name: name, Dialer: opts.Dialer}, nil
+		return middleware.DNSQueryCheck{Server: server, Name: name, Dialer: opts.Dialer}, nil
 	}
 	return nil, fmt.Errorf("unknown scheme %q: want tcp, tls, http, https, dns, icmp or udp-dns", scheme)
 }
 
-// DefaultTarget returns what a check of kind checks when given no target:
+// Default returns what a check of kind checks when given no target:
 // Cloudflare, whose hosts answer every kind.
-func DefaultTarget(kind string) string {
+func Default(kind string) string {
 	switch kind {
 	case "http":
 		return "https://cloudflare.com/"
@@ -118,29 +122,18 @@ func DefaultTarget(kind string) string {
 	return "cloudflare.com:443"
 }
 
-// ParseTargets is ParseTarget for each of targets, or for the default of
-// kind when there are none (DefaultTarget). Several targets make one check
-// that passes when any of them does (AnyOf). An error names its target.
-func ParseTargets(targets []string, kind string, opts TargetOptions) (Checker, error) {
-	checks, err := ParseTargetList(targets, kind, opts)
-	if err != nil {
-		return nil, err
-	}
-	if len(checks) == 1 {
-		return checks[0], nil
-	}
-	return AnyOf(checks...), nil
-}
-
-// ParseTargetList is ParseTargets, with the checks one by one, for a
-// schedule that takes its targets in turn (RoundRobin).
-func ParseTargetList(targets []string, kind string, opts TargetOptions) ([]Checker, error) {
+// ParseList is Parse for each of targets, or for the default of kind when
+// there are none ([Default]), with the checks one by one: several make one
+// check that passes when any of them does with [middleware.AnyOf], or a
+// schedule that takes them in turn with [middleware.RoundRobin]. An error
+// names its target.
+func ParseList(targets []string, kind string, opts Options) ([]middleware.Checker, error) {
 	if len(targets) == 0 {
-		targets = []string{DefaultTarget(kind)}
+		targets = []string{Default(kind)}
 	}
-	checks := make([]Checker, 0, len(targets))
+	checks := make([]middleware.Checker, 0, len(targets))
 	for _, t := range targets {
-		c, err := ParseTarget(t, kind, opts)
+		c, err := Parse(t, kind, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", t, err)
 		}

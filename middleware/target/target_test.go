@@ -1,19 +1,19 @@
-package middleware_test
+package target_test
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 )
 
-func TestParseTarget(t *testing.T) {
-	opts := middleware.TargetOptions{DNSServer: "10.0.0.53", InsecureSkipVerify: true}
+func TestParse(t *testing.T) {
+	opts := target.Options{DNSServer: "10.0.0.53", InsecureSkipVerify: true}
 	for _, tc := range []struct {
-		target, kind string
-		want         middleware.Checker
+		text, kind string
+		want       middleware.Checker
 	}{
 		{"tcp://127.0.0.1:9", "", middleware.TCPCheck{Address: "127.0.0.1:9"}},
 		{"tcp://[::1]:9/", "tls", middleware.TCPCheck{Address: "[::1]:9"}},
@@ -34,12 +34,12 @@ func TestParseTarget(t *testing.T) {
 		{"udp-dns://10.99.0.1:5353/tls.lab", "", middleware.DNSQueryCheck{Server: "10.99.0.1:5353", Name: "tls.lab"}},
 		{"9.9.9.9/example.test", "udp-dns", middleware.DNSQueryCheck{Server: "9.9.9.9", Name: "example.test"}},
 	} {
-		got, err := middleware.ParseTarget(tc.target, tc.kind, opts)
+		got, err := target.Parse(tc.text, tc.kind, opts)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ParseTarget(%q, %q) = %#v, %v; want %#v", tc.target, tc.kind, got, err, tc.want)
+			t.Errorf("Parse(%q, %q) = %#v, %v; want %#v", tc.text, tc.kind, got, err, tc.want)
 		}
 	}
-	for _, tc := range []struct{ target, kind, mention string }{
+	for _, tc := range []struct{ text, kind, mention string }{
 		{"ftp://x", "", "unknown scheme"},
 		{"tcp://x", "", "needs a port"},
 		{"tls://", "", "host[:port]"},
@@ -56,43 +56,20 @@ func TestParseTarget(t *testing.T) {
 		{"udp-dns://", "", "udp-dns://server"},
 		{"1.1.1.1/a/b", "udp-dns", "udp-dns://server"},
 	} {
-		if _, err := middleware.ParseTarget(tc.target, tc.kind, opts); err == nil || !strings.Contains(err.Error(), tc.mention) {
-			t.Errorf("ParseTarget(%q, %q): %v, want an error saying %q", tc.target, tc.kind, err, tc.mention)
+		if _, err := target.Parse(tc.text, tc.kind, opts); err == nil || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("Parse(%q, %q): %v, want an error saying %q", tc.text, tc.kind, err, tc.mention)
 		}
 	}
 }
 
-func FuzzParseTarget(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{"tcp://127.0.0.1:9", "tls://x", "https://x/", "dns://s/n", "host:1", "[::1]", "icmp://h", "udp-dns://s:53/n"} {
 		f.Add(s, "tls")
 	}
-	f.Fuzz(func(t *testing.T, target, kind string) {
-		c, err := middleware.ParseTarget(target, kind, middleware.TargetOptions{})
+	f.Fuzz(func(t *testing.T, s, kind string) {
+		c, err := target.Parse(s, kind, target.Options{})
 		if (c == nil) == (err == nil) {
-			t.Errorf("ParseTarget(%q, %q) = %v, %v: want a check or an error", target, kind, c, err)
+			t.Errorf("Parse(%q, %q) = %v, %v: want a check or an error", s, kind, c, err)
 		}
 	})
-}
-
-// A light probe's port belongs to udp-dns or tcp: an ICMP probe of
-// "HOST:PORT" would never be answered, and so decide nothing, silently.
-func TestChooseLightProbeRefusesAPortWithoutItsKind(t *testing.T) {
-	for _, target := range []string{"127.0.0.1:5353", "icmp://127.0.0.1:53", "[::1]:53", "icmp://[::1]:53",
-		"tcp://127.0.0.1:0", "tcp://127.0.0.1:99999", "udp-dns://127.0.0.1:domain"} {
-		if p, _, err := middleware.ChooseLightProbe(context.Background(), target, nil); err == nil || !strings.Contains(err.Error(), "port") {
-			t.Errorf("%s: %+v, %v; want an error about the port", target, p, err)
-		}
-	}
-	// Nor what cannot be a host: it would be probed, never answered.
-	for _, target := range []string{"tcp://:8443", "udp-dns://:53", "tcp://127.0.0.1/x", "udp-dns://127.0.0.1/example.com",
-		"tcp://127.0.0.1:8443 ", " 127.0.0.1", "127.0.0.1,tcp://127.0.0.1:1"} {
-		if p, _, err := middleware.ChooseLightProbe(context.Background(), target, nil); err == nil {
-			t.Errorf("%q accepted as %+v", target, p)
-		}
-	}
-	for _, target := range []string{"udp-dns://127.0.0.1:5353", "tcp://127.0.0.1:8443", "tcp://[::1]:8443", "udp-dns://[fe80::1%lo]:53"} {
-		if _, _, err := middleware.ChooseLightProbe(context.Background(), target, nil); err != nil {
-			t.Errorf("%s: %v", target, err)
-		}
-	}
 }
