@@ -3,7 +3,6 @@ package middleware
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 )
 
@@ -52,35 +51,4 @@ func dialerOrDefault(d Dialer) Dialer {
 		return &net.Dialer{}
 	}
 	return d
-}
-
-// runSafely runs c and turns a panic into an error wrapping ErrCheckPanicked,
-// so that one misbehaving user check cannot take the health server down.
-func runSafely(ctx context.Context, c Checker) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: %v", ErrCheckPanicked, p)
-		}
-	}()
-	return c.Check(ctx)
-}
-
-// ended reports whether ctx is done. It and doneErr never call ctx.Err on a
-// live context: a clockwork fake-clock context, which tests pass in, blocks
-// there until it ends.
-func ended(ctx context.Context) bool {
-	select {
-	case <-ctx.Done():
-		return true
-	default:
-		return false
-	}
-}
-
-// doneErr returns ctx.Err() once ctx has ended, nil before.
-func doneErr(ctx context.Context) error {
-	if ended(ctx) {
-		return ctx.Err()
-	}
-	return nil
 }

@@ -8,6 +8,10 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // ErrNoChecks is returned by a combination of no checks. A health check that
@@ -56,7 +60,7 @@ func (checks anyOf) Check(ctx context.Context) error {
 	)
 	for i, c := range checks {
 		wg.Go(func() {
-			if err := runSafely(ctx, c); err != nil {
+			if err := safely.Call(ctx, c.Check, ErrCheckPanicked); err != nil {
 				errs[i] = err
 				return
 			}
@@ -86,7 +90,7 @@ func (checks allOf) Check(ctx context.Context) error {
 	errs := make([]error, len(checks)) // errs[i] is written by goroutine i only
 	for i, c := range checks {
 		g.Go(func() error {
-			errs[i] = runSafely(gctx, c)
+			errs[i] = safely.Call(gctx, c.Check, ErrCheckPanicked)
 			return errs[i]
 		})
 	}
@@ -97,7 +101,7 @@ func (checks allOf) Check(ctx context.Context) error {
 	// The group cancelled gctx at the first failure. A check that then
 	// failed with context.Canceled only reports that cancellation, unless
 	// ctx itself ended, in which case the caller must see why each failed.
-	callerEnded := ended(ctx)
+	callerEnded := ctxend.Ended(ctx)
 	kept := errs[:0]
 	for _, err := range errs {
 		if err == nil || (!callerEnded && errors.Is(err, context.Canceled)) {

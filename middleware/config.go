@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/enum"
 )
 
 // Mode decides who drives the checks.
@@ -25,33 +27,18 @@ const (
 	ModeAuto
 )
 
-var modeNames = [...]string{ModeLoop: "loop", ModeProbe: "probe", ModeAuto: "auto"}
+var modeNames = []string{ModeLoop: "loop", ModeProbe: "probe", ModeAuto: "auto"}
 
 // String returns "loop", "probe" or "auto".
-func (m Mode) String() string {
-	if m < 0 || int(m) >= len(modeNames) {
-		return fmt.Sprintf("Mode(%d)", int(m))
-	}
-	return modeNames[m]
-}
-
-// parseMode parses "loop", "probe" or "auto".
-func parseMode(s string) (Mode, error) {
-	for m, name := range modeNames {
-		if s == name {
-			return Mode(m), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown mode %q: want loop, probe or auto", s)
-}
+func (m Mode) String() string { return enum.Name("Mode", modeNames, m) }
 
 // MarshalText returns m.String(), so that a Mode reads and writes as text
 // in flags, JSON and YAML.
 func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalText parses "loop", "probe" or "auto".
+// UnmarshalText parses "loop", "probe" or "auto", in any case.
 func (m *Mode) UnmarshalText(text []byte) error {
-	v, err := parseMode(string(text))
+	v, err := enum.Parse[Mode]("mode", modeNames, string(text))
 	if err != nil {
 		return err
 	}

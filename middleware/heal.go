@@ -7,7 +7,15 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
+
+// errHealPanicked is wrapped by the error of a heal that panicked: a broken
+// heal command must not stop the loop.
+var errHealPanicked = errors.New("heal panicked")
 
 // healRun is a heal the loop runs beside its checks. The loop starts it,
 // goes on checking (so that a long or hung heal never leaves the state
@@ -64,8 +72,8 @@ func (l *loop) startHeal(ctx context.Context, now time.Time) {
 	l.m.setHealing(&h.HealStart)
 	l.cfg.Observer.HealStarted(h.HealStart)
 	go func() {
-		err := healSafely(healCtx, l.cfg.Heal)
-		if ended(healCtx) && !ended(ctx) {
+		err := safely.Call(healCtx, l.cfg.Heal, errHealPanicked)
+		if ctxend.Ended(healCtx) && !ctxend.Ended(ctx) {
 			if err == nil {
 				err = errors.New("it returned only after its context ended")
 			}
@@ -123,15 +131,4 @@ func (l *loop) waitHeal() {
 	if l.healing != nil {
 		l.finishHeal(<-l.healing.done)
 	}
-}
-
-// healSafely calls heal, turning a panic into an error: a broken heal
-// command must not stop the loop.
-func healSafely(ctx context.Context, heal HealFunc) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("heal panicked: %v", p)
-		}
-	}()
-	return heal(ctx)
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // loop is one run of the health loop.
@@ -80,7 +82,7 @@ func (l *loop) check(ctx context.Context) Result {
 	checkCtx, cancel := clockwork.WithTimeout(ctx, l.clock, timeout)
 	defer cancel()
 	return l.m.execute(checkCtx, SourceLoop, timeout, l.m.checker, func() stop {
-		if ended(ctx) {
+		if ctxend.Ended(ctx) {
 			return stop{} // shutting down
 		}
 		return stop{reason: fmt.Errorf("timed out after %v", timeout), record: true}
@@ -93,7 +95,7 @@ func (l *loop) check(ctx context.Context) Result {
 func (l *loop) sleepUntil(ctx context.Context, t time.Time, timeout time.Duration) bool {
 	d := t.Sub(l.clock.Now())
 	if l.pollHeal() || d <= 0 {
-		return !ended(ctx)
+		return !ctxend.Ended(ctx)
 	}
 	// The next check starts at t and owes its result by the end of its
 	// timeout.

@@ -7,6 +7,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // ErrAlreadyRunning is returned by Run when the monitor is running already.
@@ -256,15 +260,15 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 		}
 	}
 	var err error
-	if v.pending && ended(ctx) {
+	if v.pending && ctxend.Ended(ctx) {
 		// The deadline came while the probes were about to decide: say
 		// so, rather than run a check with no time left.
-		err = fmt.Errorf("evidence undecided at the deadline (%s): %w", v.text, doneErr(ctx))
+		err = fmt.Errorf("evidence undecided at the deadline (%s): %w", v.text, ctxend.Err(ctx))
 	} else {
-		err = runSafely(ctx, check)
+		err = safely.Call(ctx, check.Check, ErrCheckPanicked)
 	}
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
-	if err != nil && ended(ctx) {
+	if err != nil && ctxend.Ended(ctx) {
 		st := stopped()
 		r.Abandoned = !st.record
 		if st.reason != nil {

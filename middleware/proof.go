@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // ErrNoProofOfLife is wrapped by the error of a check that the light
@@ -129,13 +133,13 @@ func (p *proofOfLife) run(ctx context.Context) {
 // probe runs one probe sent at sent and records its end.
 func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
 	probeCtx, cancel := clockwork.WithTimeout(ctx, p.clock, p.cfg.ProbeTimeout)
-	err := runSafely(probeCtx, p.cfg.Probe.Check)
-	if err == nil && ended(probeCtx) {
+	err := safely.Call(probeCtx, p.cfg.Probe.Check.Check, ErrCheckPanicked)
+	if err == nil && ctxend.Ended(probeCtx) {
 		// Returned only after its timeout: whatever it saw came too late.
 		err = fmt.Errorf("no answer within %v", p.cfg.ProbeTimeout)
 	}
 	cancel()
-	if ended(ctx) {
+	if ctxend.Ended(ctx) {
 		return // shutting down: no outcome
 	}
 	end := p.end(sent, err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // TCPCheck passes when a TCP connection to Address opens. A completed
@@ -54,7 +56,7 @@ func dialLive(ctx context.Context, d Dialer, network, addr string) (net.Conn, er
 	if conn == nil {
 		return nil, errors.New("dialer returned neither a connection nor an error")
 	}
-	if err := doneErr(ctx); err != nil {
+	if err := ctxend.Err(ctx); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -90,7 +92,7 @@ type stepError struct {
 // newStepError returns the error for a failed step of a check run with ctx.
 func newStepError(ctx context.Context, kind, target, step string, err error) error {
 	e := &stepError{kind: kind, target: target, step: step, err: err}
-	ctxErr := doneErr(ctx)
+	ctxErr := ctxend.Err(ctx)
 	if dl, ok := ctx.Deadline(); ok && ctxErr == nil && !time.Now().Before(dl) {
 		// A connection deadline set from ctx's deadline can fire a
 		// moment before ctx's own timer does.

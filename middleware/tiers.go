@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
 // A Tier is one check of a tiered schedule (Config.Tiers): a cheap check
@@ -39,15 +43,15 @@ func (c tierCheck) Check(ctx context.Context) error {
 	for i, timeout := range c.tier.Tries {
 		start := c.clock.Now()
 		tryCtx, cancel := clockwork.WithTimeout(ctx, c.clock, timeout)
-		err := runSafely(tryCtx, c.tier.Check)
+		err := safely.Call(tryCtx, c.tier.Check.Check, ErrCheckPanicked)
 		cancel()
 		if err == nil {
 			return nil
 		}
-		if ended(ctx) {
+		if ctxend.Ended(ctx) {
 			return err // shutting down
 		}
-		if ended(tryCtx) {
+		if ctxend.Ended(tryCtx) {
 			err = fmt.Errorf("timed out after %v: %w", timeout, err)
 		}
 		fails = append(fails, fmt.Sprintf("try %d (%v): %v", i+1, c.clock.Since(start).Round(time.Millisecond), err))
@@ -77,7 +81,7 @@ func (l *loop) runTiers(ctx context.Context) {
 				break
 			}
 			l.runTier(ctx, t, &notBefore)
-			if ended(ctx) {
+			if ctxend.Ended(ctx) {
 				return
 			}
 		}
@@ -111,7 +115,7 @@ func (l *loop) runTiers(ctx context.Context) {
 				continue
 			}
 			l.runTier(ctx, tiers[next], &notBefore)
-			if ended(ctx) {
+			if ctxend.Ended(ctx) {
 				return
 			}
 			due[next] = l.clock.Now().Add(tiers[next].Every)
@@ -134,7 +138,7 @@ func (l *loop) runTier(ctx context.Context, t Tier, notBefore *time.Time) {
 	if r.Passed() {
 		l.heals = 0 // a heal's Attempt counts from the last pass
 	}
-	if r.Passed() || ended(ctx) {
+	if r.Passed() || ctxend.Ended(ctx) {
 		return
 	}
 	*notBefore = start.Add(l.cfg.RetryWait)

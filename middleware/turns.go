@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"sync/atomic"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
 )
 
 // RoundRobin returns a Checker that runs one of checks per call, each in
@@ -26,7 +28,7 @@ func (r *roundRobin) Check(ctx context.Context) error {
 		return ErrNoChecks
 	}
 	i := (r.next.Add(1) - 1) % uint64(len(r.checks))
-	return runSafely(ctx, r.checks[i])
+	return safely.Call(ctx, r.checks[i].Check, ErrCheckPanicked)
 }
 
 // Fallback returns a Checker that runs primary until primary fails with an
@@ -47,11 +49,11 @@ type fallbackCheck struct {
 
 func (f *fallbackCheck) Check(ctx context.Context) error {
 	if !f.fellBack.Load() {
-		err := runSafely(ctx, f.primary)
+		err := safely.Call(ctx, f.primary.Check, ErrCheckPanicked)
 		if err == nil || !errors.Is(err, f.target) {
 			return err
 		}
 		f.fellBack.Store(true)
 	}
-	return runSafely(ctx, f.fallback)
+	return safely.Call(ctx, f.fallback.Check, ErrCheckPanicked)
 }

@@ -13,3 +13,12 @@ func Ended(ctx context.Context) bool {
 		return false
 	}
 }
+
+// Err returns ctx.Err() once ctx has ended and nil before, without calling
+// ctx.Err on a live context.
+func Err(ctx context.Context) error {
+	if Ended(ctx) {
+		return ctx.Err()
+	}
+	return nil
+}
