@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -46,7 +45,8 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	out := fs.String("out", "scenario-results", "`directory` for report.md, report.json and timeline.png (with --matrix or --repeat: matrix.md,\n"+
 		"matrix.json, matrix.png and a folder per run)")
-	jsonPath := fs.String("json", "", "also write report.json (or matrix.json) to this `file`")
+	var jsonPath string
+	fs.Var(cliflag.OutputFile(&jsonPath), "json", "also write report.json (or matrix.json) to this `file`")
 	specPath := fs.String("spec", "", "run the scenario in this YAML or JSON `file` instead of a built-in suite")
 	suite := fs.String("suite", "default", "the built-in `suite`: default, quick (under two minutes, as CI runs it), brownout or deep-queue")
 	quick := fs.Bool("quick", false, "the same as --suite quick")
@@ -78,20 +78,21 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %d for flag --repeat: %w", repeat, err))
 		}
 	}
-	if err := checkOutputs(*out, *jsonPath); err != nil {
-		return cliflag.UsageError(stderr, name, err)
+	// Before any lab starts, not after a run of many minutes.
+	if err := output.CheckDir(*out, true); err != nil {
+		return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %q for flag --out: %w", *out, err))
 	}
 	if single {
 		if *seed != 0 {
 			spec.Seed = *seed
 		}
-		return runOne(ctx, spec, *out, *jsonPath, stdout, stderr)
+		return runOne(ctx, spec, *out, jsonPath, stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
 		len(conditions)*repeat, len(conditions), repeat, took)
 	return runMany(ctx, conditions, matrix.Options{
 		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout,
-	}, *out, *jsonPath, stdout, stderr)
+	}, *out, jsonPath, stdout, stderr)
 }
 
 // runOne runs spec once and writes its report into out (and jsonPath).
@@ -140,29 +141,6 @@ func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Optio
 	return 0
 }
 
-// checkOutputs makes sure the results can be written before any lab
-// starts, rather than after a run of many minutes: it writes a file into
-// the folder of jsonPath (if set), which must exist, then creates out and
-// writes a file there, removing both. An error names the flag.
-func checkOutputs(out, jsonPath string) error {
-	if jsonPath != "" {
-		dir := filepath.Dir(jsonPath)
-		if st, err := os.Stat(jsonPath); err == nil && st.IsDir() {
-			return fmt.Errorf("invalid value %q for flag --json: a directory, want a file", jsonPath)
-		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("invalid value %q for flag --json: no such directory %s", jsonPath, dir)
-		}
-		if err := output.CheckDir(dir, false); err != nil {
-			return fmt.Errorf("invalid value %q for flag --json: %w", jsonPath, err)
-		}
-	}
-	if err := output.CheckDir(out, true); err != nil {
-		return fmt.Errorf("invalid value %q for flag --out: %w", out, err)
-	}
-	return nil
-}
-
 // results are a run's or a matrix's.
 type results interface {
 	WriteTable(io.Writer) error
@@ -189,7 +167,7 @@ func writeResults(r results, out, main, jsonPath string, stdout, stderr io.Write
 	if err := r.WriteResults(out); err != nil {
 		fmt.Fprintf(stderr, "%s: writing results: %v\n", name, err)
 		code = 1
-		if out, err = rescue(r); err != nil {
+		if out, err = output.Rescue(rescuedPattern, r.WriteResults); err != nil {
 			fmt.Fprintf(stderr, "%s: the results are lost: %v\n", name, err)
 			return 1
 		}
@@ -203,22 +181,6 @@ func writeResults(r results, out, main, jsonPath string, stdout, stderr io.Write
 		}
 	}
 	return code
-}
-
-// rescue writes r into a new folder named as rescued, in the temporary
-// folder or, failing that, the working one, and returns its path.
-func rescue(r results) (string, error) {
-	var errs []error
-	for _, parent := range []string{os.TempDir(), "."} {
-		dir, err := os.MkdirTemp(parent, rescuedPattern)
-		if err == nil {
-			if err = r.WriteResults(dir); err == nil {
-				return dir, nil
-			}
-		}
-		errs = append(errs, err)
-	}
-	return "", errors.Join(errs...)
 }
 
 // chooseSpec returns the scenario the flags name: the --spec file, or the

@@ -294,7 +294,7 @@ func TestScenarioChecksItsOutputsFirst(t *testing.T) {
 	for _, d := range []string{dir, good} {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".tmp-") {
+			if strings.HasPrefix(e.Name(), ".") {
 				t.Errorf("the checks left %s in %s", e.Name(), d)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
 // StringList is a repeatable string flag. Its defaults are replaced, not
@@ -192,15 +194,23 @@ func AddrVar(fs *flag.FlagSet, name, def string, allowEmpty bool, usage string) 
 }
 
 // OutputFile returns a flag value for *p that takes the path of a file to
-// write, whose directory must exist: found when the flag is set rather than
-// after a run of many minutes. "" means none.
+// write: not a directory, in a directory that exists and takes a file. What
+// is wrong is found when the flag is set rather than after a run of many
+// minutes. "" means none.
 func OutputFile(p *string) flag.Value {
 	return String(p, func(s string) (string, error) {
 		if s == "" {
 			return s, nil
 		}
-		if st, err := os.Stat(filepath.Dir(s)); err != nil || !st.IsDir() {
-			return "", errors.New("no such directory")
+		dir := filepath.Dir(s)
+		if st, err := os.Stat(s); err == nil && st.IsDir() {
+			return "", errors.New("a directory, want a file")
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return "", fmt.Errorf("no such directory %s", dir)
+		}
+		if err := output.CheckDir(dir, false); err != nil {
+			return "", err
 		}
 		return s, nil
 	})

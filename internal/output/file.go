@@ -111,3 +111,21 @@ func Dir(dir string, files ...Named) error {
 	}
 	return nil
 }
+
+// Rescue gives results that could not be written where they were asked a
+// new folder named after pattern (as os.MkdirTemp names it), in the
+// temporary folder or, failing that, the working one; it writes them there
+// with write and returns the folder.
+func Rescue(pattern string, write func(dir string) error) (string, error) {
+	var errs []error
+	for _, parent := range []string{os.TempDir(), "."} {
+		dir, err := os.MkdirTemp(parent, pattern)
+		if err == nil {
+			if err = write(dir); err == nil {
+				return dir, nil
+			}
+		}
+		errs = append(errs, err)
+	}
+	return "", errors.Join(errs...)
+}

@@ -103,3 +103,20 @@ func TestStackPNG(t *testing.T) {
 		}
 	}
 }
+
+// Rescue writes into a new folder of the temporary folder, and says why
+// when it cannot.
+func TestRescue(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir, err := Rescue("rescued-*", func(dir string) error { return Bytes(filepath.Join(dir, "r.json"), nil) })
+	if err != nil || !strings.HasPrefix(filepath.Base(dir), "rescued-") || filepath.Dir(dir) != os.TempDir() {
+		t.Fatalf("Rescue = %q, %v; want a rescued-* folder in %s", dir, err, os.TempDir())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.json")); err != nil {
+		t.Error(err)
+	}
+	boom := errors.New("boom")
+	if _, err := Rescue("rescued-*", func(string) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("a write that fails: %v", err)
+	}
+}
