@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
@@ -131,48 +129,17 @@ func (h *labHealthFlags) server(check middleware.Checker, restart middleware.Hea
 func serveRole(ctx context.Context, command string, health *server.Server, healthAddr, controlAddr string, control http.Handler,
 	stdout, stderr io.Writer,
 ) int {
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { <-gctx.Done(); return nil })
-	var healthLn, controlLn net.Listener
-	var err error
+	var endpoints []httpserve.Endpoint
 	if health != nil {
-		healthLn, err = listen(ctx, "health", healthAddr, stdout)
+		endpoints = append(endpoints, httpserve.Endpoint{Name: "health", Addr: healthAddr, Serve: health.Serve})
 	}
-	if err == nil && controlAddr != "" {
-		controlLn, err = listen(ctx, "control", controlAddr, stdout)
+	if controlAddr != "" {
+		endpoints = append(endpoints, httpserve.Endpoint{Name: "control", Addr: controlAddr, Serve: func(ctx context.Context, ln net.Listener) error {
+			return httpserve.Serve(ctx, ln, control, httpserve.Options{})
+		}})
 	}
-	if err != nil {
-		if healthLn != nil {
-			healthLn.Close()
-		}
-		return cliflag.ExitCode(stderr, command, err)
-	}
-	if healthLn != nil {
-		g.Go(func() error { return wrap("health server", health.Serve(gctx, healthLn)) })
-	}
-	if controlLn != nil {
-		g.Go(func() error { return wrap("control", httpserve.Serve(gctx, controlLn, control, httpserve.Options{})) })
-	}
-	return cliflag.ExitCode(stderr, command, g.Wait())
-}
-
-// listen listens on addr for the HTTP server named what and prints where.
-func listen(ctx context.Context, what, addr string, stdout io.Writer) (net.Listener, error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	fmt.Fprintf(stdout, "%s http://%s\n", what, ln.Addr())
-	return ln, nil
-}
-
-// wrap prefixes a non-nil err with what.
-func wrap(what string, err error) error {
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
+	err := httpserve.ServeAll(ctx, endpoints, func(name string, addr net.Addr) { fmt.Fprintf(stdout, "%s http://%s\n", name, addr) })
+	return cliflag.ExitCode(stderr, command, err)
 }
 
 // writeFile writes data to file atomically, unless file is empty.

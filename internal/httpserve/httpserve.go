@@ -22,6 +22,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // The lifecycle's timeouts.
@@ -83,4 +85,46 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) e
 		return fmt.Errorf("serve %s: %w", ln.Addr(), serveErr)
 	}
 	return nil
+}
+
+// An Endpoint is one server of a group that ServeAll runs.
+type Endpoint struct {
+	// Name says what it serves ("health", "control"); it prefixes its
+	// errors.
+	Name string
+	// Addr is where it listens.
+	Addr string
+	// Serve serves on ln until ctx ends, as Serve does, and closes ln.
+	Serve func(ctx context.Context, ln net.Listener) error
+}
+
+// ServeAll listens on every endpoint, calling listening with each one's
+// address, then serves them all until ctx ends or one of them fails, which
+// stops the others; it returns that failure, named, or nil once ctx ended. When one cannot listen
+// it closes the others' listeners and serves none.
+func ServeAll(ctx context.Context, endpoints []Endpoint, listening func(name string, addr net.Addr)) error {
+	lns := make([]net.Listener, 0, len(endpoints))
+	for _, e := range endpoints {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", e.Addr)
+		if err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		lns = append(lns, ln)
+		listening(e.Name, ln.Addr())
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { <-gctx.Done(); return nil }) // even with no endpoint, until ctx ends
+	for i, e := range endpoints {
+		g.Go(func() error {
+			if err := e.Serve(gctx, lns[i]); err != nil {
+				return fmt.Errorf("%s: %w", e.Name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }

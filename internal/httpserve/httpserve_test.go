@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +104,50 @@ func TestServeReturnsAcceptErrors(t *testing.T) {
 	ln.Close()
 	if err := httpserve.Serve(context.Background(), ln, ok, httpserve.Options{}); err == nil {
 		t.Error("Serve on a closed listener returned nil")
+	}
+}
+
+// One endpoint that fails stops the other, and its error is named; an
+// address that cannot be listened on serves nothing.
+func TestServeAll(t *testing.T) {
+	boom := errors.New("boom")
+	stopped := make(chan struct{})
+	listening := map[string]net.Addr{}
+	err := httpserve.ServeAll(context.Background(), []httpserve.Endpoint{
+		{Name: "health", Addr: "127.0.0.1:0", Serve: func(ctx context.Context, ln net.Listener) error {
+			defer close(stopped)
+			return httpserve.Serve(ctx, ln, http.NotFoundHandler(), httpserve.Options{})
+		}},
+		{Name: "control", Addr: "127.0.0.1:0", Serve: func(_ context.Context, ln net.Listener) error {
+			ln.Close()
+			return boom
+		}},
+	}, func(name string, addr net.Addr) { listening[name] = addr })
+	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "control: ") {
+		t.Errorf("err = %v, want boom named control", err)
+	}
+	<-stopped
+	if len(listening) != 2 {
+		t.Errorf("listening on %v, want both", listening)
+	}
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	served := false
+	err = httpserve.ServeAll(context.Background(), []httpserve.Endpoint{
+		{Name: "health", Addr: "127.0.0.1:0", Serve: func(context.Context, net.Listener) error { served = true; return nil }},
+		{Name: "control", Addr: taken.Addr().String()},
+	}, func(string, net.Addr) {})
+	if err == nil || !strings.HasPrefix(err.Error(), "control: ") || served {
+		t.Errorf("err = %v, served %v; want control's listen error and nothing served", err, served)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := httpserve.ServeAll(ctx, nil, nil); err != nil {
+		t.Errorf("no endpoint, ctx ended: %v", err)
 	}
 }
