@@ -102,10 +102,7 @@ func Parse(data []byte) (Spec, error) {
 	dec.DisallowUnknownFields()
 	var s Spec
 	if err := dec.Decode(&s); err != nil {
-		if errs := decodeErrors(js); len(errs) > 0 {
-			return Spec{}, errs.join()
-		}
-		return Spec{}, fmt.Errorf("spec: %w", err)
+		return Spec{}, decodeError(js, err)
 	}
 	if err := dec.Decode(new(json.RawMessage)); !errors.Is(err, io.EOF) {
 		return Spec{}, errors.New("spec: more than one document")
@@ -132,6 +129,28 @@ func yamlDocuments(data []byte) (int, error) {
 		}
 		n++
 	}
+}
+
+// decodeError explains why js, a spec, did not decode (err): counts over
+// their limits alone, as Validate reports them, before any entry is looked
+// at; else every value its type refuses, under its path; else err.
+func decodeError(js []byte, err error) error {
+	var counts struct {
+		Link struct {
+			Changes []json.RawMessage `json:"changes"`
+			Outages []json.RawMessage `json:"outages"`
+		} `json:"link"`
+		Configs []json.RawMessage `json:"configs"`
+	}
+	if json.Unmarshal(js, &counts) == nil {
+		if errs := countErrors(len(counts.Configs), len(counts.Link.Outages), len(counts.Link.Changes)); len(errs) > 0 {
+			return errs.join()
+		}
+	}
+	if errs := decodeErrors(js); len(errs) > 0 {
+		return errs.join()
+	}
+	return fmt.Errorf("spec: %w", err)
 }
 
 // decodeErrors names the fields of the spec in js that do not decode, each

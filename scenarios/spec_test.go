@@ -286,6 +286,13 @@ func TestParseNamesEveryValueItsTypeRefuses(t *testing.T) {
 		lines[10] != "spec: ... and 3 more errors" {
 		t.Errorf("%d lines:\n%v", len(lines), err)
 	}
+	// Counts over their limits still come alone, before any entry.
+	for i := 12; i < 65; i++ {
+		fmt.Fprintf(&b, "  - {name: c%d, health: {mode: mode%d}, prober: {kind: kubelet}}\n", i, i)
+	}
+	if _, err := Parse([]byte(b.String())); err == nil || err.Error() != "spec: configs: 65 configurations, at most 64" {
+		t.Errorf("65 configurations with bad modes: %v", err)
+	}
 }
 
 // A spec writes its rates, queues, modes and directions as text, and leaves

@@ -14,21 +14,9 @@ import (
 // Counts over their limits (MaxConfigs, MaxOutages, MaxLinkChanges) are
 // reported alone, before any entry is looked at.
 func (s Spec) Validate() error {
-	var errs specErrors
-	for _, c := range []struct {
-		path, what string
-		n, most    int
-	}{
-		{"configs", "configurations", len(s.Configs), MaxConfigs},
-		{"link.outages", "outages", len(s.Link.Outages), MaxOutages},
-		{"link.changes", "changes", len(s.Link.Changes), MaxLinkChanges},
-	} {
-		if c.n > c.most {
-			errs.bad(c.path, "%d %s, at most %d", c.n, c.what, c.most)
-		}
-	}
+	errs := countErrors(len(s.Configs), len(s.Link.Outages), len(s.Link.Changes))
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return errs.join()
 	}
 	switch d := s.Duration.Duration; {
 	case d <= 0:
@@ -43,6 +31,25 @@ func (s Spec) Validate() error {
 	}
 	s.validateConfigs(&errs)
 	return errs.join()
+}
+
+// countErrors reports the counts over their limits (MaxConfigs,
+// MaxOutages, MaxLinkChanges), one error each.
+func countErrors(configs, outages, changes int) specErrors {
+	var errs specErrors
+	for _, c := range []struct {
+		path, what string
+		n, most    int
+	}{
+		{"configs", "configurations", configs, MaxConfigs},
+		{"link.outages", "outages", outages, MaxOutages},
+		{"link.changes", "changes", changes, MaxLinkChanges},
+	} {
+		if c.n > c.most {
+			errs.bad(c.path, "%d %s, at most %d", c.n, c.what, c.most)
+		}
+	}
+	return errs
 }
 
 // specErrors collects a spec's errors, each named by its field's path.
