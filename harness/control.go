@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/textnum"
 )
 
 // LinkState is the JSON form of the link served by GET /link.
@@ -49,7 +51,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // ParseLinkUpdate reads a JSON object with any of rate, delay, queue, loss,
 // down, uplink_down and downlink_down, and returns a function that applies
 // it to Settings. Rate and
-// queue take the strings of ParseRate and ParseQueue or a number (bits/s,
+// queue take the strings of rate.Parse and ParseQueue or a number (bits/s,
 // bytes); delay a Go duration string; loss a number in 0..1 or a string
 // such as "1%"; the downs a boolean each. Errors are *FieldError.
 func ParseLinkUpdate(body []byte) (func(*Settings), error) {
@@ -115,7 +117,7 @@ func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 		}
 		return func(st *Settings) { st.Queue = q }, nil
 	case "loss":
-		text, err := jsonText(v)
+		text, err := textnum.JSONText(v)
 		if err != nil {
 			return nil, err
 		}

@@ -6,27 +6,6 @@ import (
 	"time"
 )
 
-func TestParseRate(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Rate
-	}{
-		{"20mbit", 20_000_000}, {"20Mbit", 20_000_000}, {"100kbit", 100_000}, {"1gbit", 1_000_000_000},
-		{"5MB/s", 40_000_000}, {"1KiB/s", 8192}, {"10Mb/s", 10_000_000}, {"1500", 1500}, {"2.5mbit", 2_500_000},
-		{"8bit", 8}, {"unlimited", 0}, {" 1mbps ", 1_000_000},
-	} {
-		got, err := ParseRate(tc.in)
-		if err != nil || got != tc.want {
-			t.Errorf("ParseRate(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	for _, in := range []string{"", "0", "0mbit", "-1mbit", "20furlongs", "mbit", "1e3", "0x10", "1..2mbit", "NaN", "2000gbit", "0.1bit"} {
-		if r, err := ParseRate(in); err == nil || !errors.Is(err, ErrSyntax) {
-			t.Errorf("ParseRate(%q) = %v, %v; want an ErrSyntax error", in, r, err)
-		}
-	}
-}
-
 func TestParseQueue(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -68,25 +47,6 @@ func TestParseDelayLoss(t *testing.T) {
 
 // The parsers read outside input (flags, the control API): they must never
 // panic, and what they accept must survive a round trip through String.
-func FuzzParseRate(f *testing.F) {
-	for _, s := range []string{"20mbit", "5MB/s", "100kbit", "1500", "unlimited", "1.5Gb/s", "0", "-1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		r, err := ParseRate(s)
-		if err != nil {
-			return
-		}
-		if r < 0 || r > MaxRate {
-			t.Fatalf("ParseRate(%q) = %d out of range", s, r)
-		}
-		back, err := ParseRate(r.String())
-		if err != nil || back != r {
-			t.Fatalf("round trip of %q: %v -> %q -> %v, %v", s, r, r.String(), back, err)
-		}
-	})
-}
-
 func FuzzParseQueue(f *testing.F) {
 	for _, s := range []string{"256KB", "300p", "65536", "1MiB", "0p", "p"} {
 		f.Add(s)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 )
 
 func TestRateAndQueueReadAsText(t *testing.T) {
@@ -31,7 +33,7 @@ func TestRateAndQueueReadAsText(t *testing.T) {
 		}
 	}
 	// The same parser and error text for JSON and flags.
-	_, want := ParseRate("20furlongs")
+	_, want := rate.Parse("20furlongs")
 	jerr := json.Unmarshal([]byte(`{"rate":"20furlongs"}`), &v)
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

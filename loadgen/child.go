@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/proxy"
 
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"
@@ -30,7 +31,7 @@ type ChildConfig struct {
 	Ramp        time.Duration `json:"ramp,omitempty"`
 	Duration    time.Duration `json:"duration,omitempty"`
 	DialTimeout time.Duration `json:"dial_timeout,omitempty"`
-	Rate        float64       `json:"rate,omitempty"`
+	Rate        rate.Rate     `json:"rate,omitempty"`
 	Direction   Direction     `json:"direction"`
 	NoReconnect bool          `json:"no_reconnect,omitempty"`
 	Sources     []netip.Addr  `json:"sources,omitempty"`
@@ -66,7 +67,7 @@ func (c ChildConfig) Split(n int) []ChildConfig {
 		ci.Conns = share
 		ci.ConnectRate = c.ConnectRate * frac
 		if c.Rate > 0 {
-			ci.Rate = max(1, math.Round(c.Rate*frac))
+			ci.Rate = max(1, rate.Rate(math.Round(float64(c.Rate)*frac)))
 		}
 		if i > 0 {
 			ci.Probe, ci.ProbeCAPEM = "", nil

@@ -20,7 +20,7 @@ func TestChildConfigSplit(t *testing.T) {
 	var rate, connectRate float64
 	for i, p := range parts {
 		conns += p.Conns
-		rate += p.Rate
+		rate += float64(p.Rate)
 		connectRate += p.ConnectRate
 		if (p.Probe != "") != (i == 0) || (p.ProbeCAPEM != nil) != (i == 0) {
 			t.Errorf("part %d: probe %q; only the first probes", i, p.Probe)

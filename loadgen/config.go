@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/enum"
@@ -98,7 +99,7 @@ type Config struct {
 	// carries Rate, as a link's rate is per direction. 0 means greedy:
 	// every connection writes (or the sink sends) as fast as the path
 	// allows.
-	Rate float64
+	Rate rate.Rate
 	// Direction is the way the payload flows; the zero value is Up.
 	Direction Direction
 	// NoReconnect leaves broken connections and failed dials alone. By
@@ -164,7 +165,7 @@ func (c Config) Validate() error {
 	if c.DialTimeout < 0 {
 		bad("DialTimeout must be >= 0 (got %v)", c.DialTimeout)
 	}
-	if !finiteNonNeg(c.Rate) {
+	if c.Rate < 0 {
 		bad("Rate must be >= 0 (got %v)", c.Rate)
 	}
 	if c.Direction < Up || c.Direction > Both {
@@ -216,5 +217,5 @@ func (c Config) dialInterval() time.Duration {
 // connBytesPerSecond returns each connection's payload rate in bytes per
 // second, 0 when greedy.
 func (c Config) connBytesPerSecond() float64 {
-	return c.Rate / 8 / float64(c.Conns)
+	return float64(c.Rate) / 8 / float64(c.Conns)
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
@@ -29,7 +30,7 @@ func ExampleRun() {
 		Target:   addr,
 		Conns:    20,
 		Duration: 500 * time.Millisecond,
-		Rate:     16e6,
+		Rate:     16 * rate.Mbit,
 		Probe:    middleware.TCPCheck{Address: addr},
 	})
 	if err != nil {
@@ -48,12 +49,12 @@ func ExampleRun() {
 // files: the connections as evenly as they go, the rate in proportion, and
 // the probe to the first process only.
 func ExampleChildConfig_Split() {
-	run := loadgen.ChildConfig{Target: "127.0.0.1:9000", Conns: 1000, Rate: 100e6, Probe: "tcp://127.0.0.1:9000"}
+	run := loadgen.ChildConfig{Target: "127.0.0.1:9000", Conns: 1000, Rate: 100 * rate.Mbit, Probe: "tcp://127.0.0.1:9000"}
 	for _, part := range run.Split(3) {
-		fmt.Printf("%d connections at %.0f bit/s, probe %q\n", part.Conns, part.Rate, part.Probe)
+		fmt.Printf("%d connections at %v, probe %q\n", part.Conns, part.Rate, part.Probe)
 	}
 	// Output:
-	// 334 connections at 33400000 bit/s, probe "tcp://127.0.0.1:9000"
-	// 333 connections at 33300000 bit/s, probe ""
-	// 333 connections at 33300000 bit/s, probe ""
+	// 334 connections at 33400kbit, probe "tcp://127.0.0.1:9000"
+	// 333 connections at 33300kbit, probe ""
+	// 333 connections at 33300kbit, probe ""
 }

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
 // MatrixConditions are the built-in matrix of link conditions (`tunnelprobe
@@ -44,7 +48,7 @@ func MatrixConditions() []Spec {
 	const conns = 1000
 	blip := Window{Start: D(50 * time.Second), Duration: D(10 * time.Second), Blip: true}
 	hole := func(at, d time.Duration) Window { return Window{Start: D(at), Duration: D(d)} }
-	oneWay := func(at, d time.Duration, dir string) Window {
+	oneWay := func(at, d time.Duration, dir OutageDirection) Window {
 		return Window{Start: D(at), Duration: D(d), Direction: dir}
 	}
 	condition := func(name string, total time.Duration, outages []Window, change func(*Spec)) Spec {
@@ -58,31 +62,31 @@ func MatrixConditions() []Spec {
 	}
 	return []Spec{
 		condition("default", 320*time.Second, []Window{blip, hole(120*time.Second, 190*time.Second)}, nil),
-		condition("deep-queue", 170*time.Second, []Window{oneWay(100*time.Second, 60*time.Second, "up")}, func(s *Spec) {
-			s.Link.Queue = "4096p"
+		condition("deep-queue", 170*time.Second, []Window{oneWay(100*time.Second, 60*time.Second, OutageUp)}, func(s *Spec) {
+			s.Link.Queue = harness.QueueLimit{Packets: 4096}
 		}),
 		condition("slow", 180*time.Second, []Window{blip, hole(110*time.Second, 60*time.Second)}, func(s *Spec) {
-			s.Link.Rate, s.Link.Delay = "3mbit", D(40*time.Millisecond)
+			s.Link.Rate, s.Link.Delay = 3*rate.Mbit, D(40*time.Millisecond)
 		}),
-		condition("lossy", 170*time.Second, []Window{oneWay(100*time.Second, 60*time.Second, "down")}, func(s *Spec) {
+		condition("lossy", 170*time.Second, []Window{oneWay(100*time.Second, 60*time.Second, OutageDown)}, func(s *Spec) {
 			s.Link.Loss = 0.01
 		}),
 		condition("brownout", 180*time.Second, []Window{hole(110*time.Second, 60*time.Second)}, func(s *Spec) {
-			s.Link.Changes = []LinkChange{{At: D(30 * time.Second), Rate: "2mbit"}, {At: D(100 * time.Second), Rate: "20mbit"}}
+			s.Link.Changes = []LinkChange{{At: D(30 * time.Second), Rate: new(2 * rate.Mbit)}, {At: D(100 * time.Second), Rate: new(20 * rate.Mbit)}}
 		}),
-		condition("paced", 180*time.Second, []Window{blip, oneWay(110*time.Second, 60*time.Second, "up")}, func(s *Spec) {
+		condition("paced", 180*time.Second, []Window{blip, oneWay(110*time.Second, 60*time.Second, OutageUp)}, func(s *Spec) {
 			s.Load.Share = 0.9
 		}),
 		condition("idle", 260*time.Second, []Window{hole(60*time.Second, 190*time.Second)}, func(s *Spec) {
 			s.Load.Conns = 0
 		}),
-		condition("download", 180*time.Second, []Window{oneWay(110*time.Second, 60*time.Second, "up")}, func(s *Spec) {
-			s.Load.Direction = "down"
+		condition("download", 180*time.Second, []Window{oneWay(110*time.Second, 60*time.Second, OutageUp)}, func(s *Spec) {
+			s.Load.Direction = loadgen.Down
 		}),
-		condition("stream-in", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, "up")}, func(s *Spec) {
-			s.Load.Conns, s.Load.Stream = 0, "2mbit"
+		condition("stream-in", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, OutageUp)}, func(s *Spec) {
+			s.Load.Conns, s.Load.Stream = 0, 2*rate.Mbit
 		}),
-		condition("keepalive", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, "up")}, func(s *Spec) {
+		condition("keepalive", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, OutageUp)}, func(s *Spec) {
 			s.Load.Conns, s.Link.ServerKeepalive = 0, D(5*time.Second)
 		}),
 	}

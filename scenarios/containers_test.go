@@ -26,6 +26,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/peakrss"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
@@ -69,7 +70,7 @@ func containerSuite() Spec {
 	}
 	reference := referenceHealth()
 	auto := reference
-	auto.Mode = "auto" // its period (5 s) covers the kubelet's
+	auto.Mode = middleware.ModeAuto // its period (5 s) covers the kubelet's
 	var outages []Window
 	at := ctrLoaded
 	for range faults {
@@ -80,11 +81,11 @@ func containerSuite() Spec {
 		Name:     "containers",
 		Seed:     1,
 		Duration: D(at - ctrGap + ctrTail),
-		Link:     LinkSpec{Rate: "20mbit", Delay: D(10 * time.Millisecond), Queue: "256p", Outages: outages},
+		Link:     LinkSpec{Rate: 20_000_000, Delay: D(10 * time.Millisecond), Queue: harness.QueueLimit{Packets: 256}, Outages: outages},
 		Load:     LoadSpec{Conns: ctrConns, Ramp: D(ctrRamp)},
 		Configs: []ConfigSpec{
 			{Name: "reference", Health: reference, Prober: kubelet("/", time.Second)},
-			{Name: "probe-only", Health: HealthSpec{Mode: "probe"}, Prober: kubelet("/check/?timeout=4s", 5*time.Second)},
+			{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe}, Prober: kubelet("/check/?timeout=4s", 5*time.Second)},
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=4s", 5*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=4s", 5*time.Second)},
 			{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(5 * time.Second)},
@@ -325,7 +326,7 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 
 	link := e.spec.Link
 	req = e.request(l, "link", "lab", "link", "--listen", "0.0.0.0:51821", "--server", l.alias("server")+":51820",
-		"--rate", link.Rate, "--delay", link.Delay.String(), "--queue", link.Queue,
+		"--rate", link.Rate.String(), "--delay", link.Delay.String(), "--queue", link.Queue.String(),
 		"--seed", strconv.FormatUint(e.spec.Seed+uint64(l.index), 10), "--control", "0.0.0.0:8080")
 	req.ExposedPorts = []string{ctrlPort}
 	req.WaitingFor = wait.ForLog("control http://").WithStartupTimeout(time.Minute)
@@ -386,7 +387,7 @@ func healthFlags(h HealthSpec) []string {
 	if h.Preset != "" {
 		return append(f, "--preset", h.Preset)
 	}
-	f = append(f, "--mode", h.Mode)
+	f = append(f, "--mode", h.Mode.String())
 	if h.Period.Duration > 0 {
 		f = append(f, "--period", h.Period.String())
 	}

@@ -139,7 +139,7 @@ func describeHealth(h HealthSpec) string {
 		}
 		return "the upstream's current check: ICMP echo every 60 s (10 tries, 5-30 s), TLS every 5 min (3 tries, 10-30 s), " + restarts
 	}
-	parts := []string{"mode " + h.Mode}
+	parts := []string{"mode " + h.Mode.String()}
 	if len(h.Timeouts) > 0 {
 		var ts []string
 		for _, t := range h.Timeouts {

@@ -112,7 +112,7 @@ type LatencyMS struct {
 func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start time.Time, w window) ConfigReport {
 	working := spec.workingTime()
 	rep := ConfigReport{
-		Mode:            cfg.Health.Mode,
+		Mode:            cfg.Health.Mode.String(),
 		Prober:          cfg.Prober.describe(),
 		ScheduleSeconds: cfg.Health.scheduleNeeds().Seconds(),
 		Restarts:        len(tl.Restarts),
@@ -157,7 +157,7 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 	set, _ := spec.Link.settings()
 	if secs := (w.to - w.from).Seconds(); w.complete && secs > 0 && set.Rate > 0 {
 		capacity := float64(set.Rate) / 8 * secs
-		if spec.Load.Direction == "both" {
+		if spec.Load.Direction == loadgen.Both {
 			capacity *= 2
 		}
 		rep.Utilisation = float64(w.sinkBytes) / capacity
@@ -229,7 +229,7 @@ func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
 		if w.Blip {
 			continue
 		}
-		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds(), Direction: cmp.Or(w.Direction, "both")}
+		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds(), Direction: w.Direction.String()}
 		for _, a := range actions {
 			if float64(a) >= o.Start && float64(a) < o.End {
 				d := float64(a) - o.Start

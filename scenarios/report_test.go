@@ -125,7 +125,7 @@ func TestMeasureCountsBlipsApart(t *testing.T) {
 	spec := QuickSuite() // 90 s
 	spec.Link.Outages = []Window{
 		{Start: D(20 * time.Second), Duration: D(10 * time.Second), Blip: true}, // blip actions until 60 s
-		{Start: D(70 * time.Second), Duration: D(20 * time.Second), Direction: "up"},
+		{Start: D(70 * time.Second), Duration: D(20 * time.Second), Direction: OutageUp},
 	}
 	tl := Timeline{Restarts: []Offset{25, 55, 65, 75}, Heals: []Offset{10}}
 	c := measure(spec, spec.Configs[1], tl, loadgen.Result{}, time.Unix(0, 0), window{})

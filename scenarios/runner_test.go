@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"time"
 )
@@ -26,16 +27,16 @@ func TestRunSmallScenario(t *testing.T) {
 		Seed:     3,
 		Duration: D(12 * time.Second),
 		Link: LinkSpec{
-			Rate: "20mbit", Delay: D(2 * time.Millisecond), Queue: "256p",
+			Rate: 20_000_000, Delay: D(2 * time.Millisecond), Queue: harness.QueueLimit{Packets: 256},
 			Changes: []LinkChange{{At: D(3 * time.Second), Delay: &Duration{5 * time.Millisecond}}},
 			Outages: []Window{{Start: D(7 * time.Second), Duration: D(5 * time.Second)}},
 		},
 		Load:      LoadSpec{Conns: 50, Share: 0.5, Ramp: D(2 * time.Second)},
 		Container: ContainerSpec{StartDelay: D(500 * time.Millisecond)},
 		Configs: []ConfigSpec{
-			{Name: "probe-only", Health: HealthSpec{Mode: "probe"}, Prober: probeOnly},
+			{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe}, Prober: probeOnly},
 			{Name: "loop", Health: HealthSpec{
-				Mode: "loop", Period: D(time.Second), Timeouts: middleware.Ladder{time.Second}, Heal: true,
+				Mode: middleware.ModeLoop, Period: D(time.Second), Timeouts: middleware.Ladder{time.Second}, Heal: true,
 				HealBackoff: &BackoffSpec{Initial: D(time.Second), Step: D(time.Second)},
 			}, Prober: loop},
 		},

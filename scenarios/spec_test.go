@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
+	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 const specYAML = `
@@ -67,12 +71,14 @@ func TestParseReadsEveryField(t *testing.T) {
 	}
 	if s.Name != "custom" || s.Seed != 7 || s.Duration.Duration != 2*time.Minute ||
 		s.Link.Changes[0].At.Duration != 30*time.Second || *s.Link.Changes[0].Loss != 0.01 ||
-		s.Link.Outages[0].End() != 90*time.Second || s.Load.Share != 0.9 || s.Load.Direction != "both" ||
+		s.Link.Outages[0].End() != 90*time.Second || s.Load.Share != 0.9 || s.Load.Direction != loadgen.Both ||
 		s.Container.StartDelay.Duration != 3*time.Second || len(s.Configs) != 4 ||
 		s.Configs[1].Health.HealBackoff.Step.Duration != 5*time.Second ||
 		s.Configs[1].Prober.StartPeriod.Duration != 10*time.Second || !s.Configs[1].Prober.Autoheal ||
 		s.Configs[2].Health.Preset != "upstream" || s.Configs[2].Prober.Handler != "tcpSocket" ||
-		len(s.Configs[3].Prober.Exec) != 3 {
+		len(s.Configs[3].Prober.Exec) != 3 || s.Link.Rate != 20*rate.Mbit || s.Link.Queue.Packets != 256 ||
+		*s.Link.Changes[0].Rate != 10*rate.Mbit || s.Link.Changes[0].Queue != nil ||
+		s.Link.Outages[1].Direction != OutageDown || s.Configs[0].Health.Mode != middleware.ModeProbe {
 		t.Errorf("parsed %+v", s)
 	}
 	// JSON is YAML too, and a spec survives the round trip.
@@ -93,20 +99,25 @@ func TestParseReadsEveryField(t *testing.T) {
 func TestParseRejectsBadSpecs(t *testing.T) {
 	for _, tc := range []struct{ from, to, mention string }{
 		{"name: custom", "name: custom\nsurprise: 1", `unknown field "surprise"`},
-		{"  rate: 20mbit", "  rate: 20furlongs", "link: rate"},
+		{"  rate: 20mbit", "  rate: 20furlongs", `link.rate: rate "20furlongs"`},
+		{"  queue: 256p", "  queue: 256 apples", `link.queue: queue "256 apples"`},
+		{"      rate: 10mbit", "      rate: fast", `link.changes[0].rate: rate "fast"`},
+		{"  direction: both", "  direction: both\n  stream: 0mbit", `load.stream: rate "0mbit"`},
+		{"  conns: 500", "  conns: many", "load.conns: json: cannot unmarshal string"},
+		{"  ramp: 10s", "  ramp: soon", `load.ramp: want a duration such as "10s", got "soon"`},
 		{"duration: 2m", "duration: -2m", "duration"},
 		{"duration: 2m", "duration: soon", "duration"},
 		{"  conns: 500", "  conns: -5", "load.conns"},
 		{"  conns: 500", "  conns: 100000", "load.conns"},
 		{"  conns: 500", "  conns: 9223372036854775807", "load.conns"},
 		{"  share: 0.9", "  share: 1.5", "load.share"},
-		{"  direction: both", "  direction: sideways", "load.direction"},
-		{"    health: {mode: probe}", "    health: {mode: sometimes}", "configs[0].health"},
+		{"  direction: both", "  direction: sideways", `load.direction: loadgen: unknown direction "sideways"`},
+		{"    health: {mode: probe}", "    health: {mode: sometimes}", `configs[0].health.mode: unknown mode "sometimes"`},
 		{"      kind: kubelet", "      kind: nomad", "configs[0].prober"},
 		{"      endpoint: /check/?timeout=9s", "      endpoint: check", "configs[0].prober"},
 		{"  - name: docker", "  - name: k8s", "configs[1].name"},
 		{"    - start: 60s", "    - start: 110s", "link.outages[0]"},
-		{"    - start: 60s", "    - start: 60s\n      direction: sideways", "link.outages[0].direction"},
+		{"    - start: 60s", "    - start: 60s\n      direction: sideways", `link.outages[0].direction: "sideways" is not both, up or down`},
 		{"    - at: 30s", "    - at: 5m", "link.changes[0].at"},
 		{"      heal: true", "      heal: true\n      failure_threshold: -1", "configs[1].health"},
 		{"    health: {mode: probe}", "    health: {mode: probe, heal: true}", "configs[0].health"},
@@ -257,6 +268,54 @@ func TestParseLimitsCounts(t *testing.T) {
 	}
 }
 
+// Values their types refuse are reported together, each under its path,
+// as many as Validate reports and then a count of the rest.
+func TestParseNamesEveryValueItsTypeRefuses(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: bad\nduration: 1m\nlink: {rate: 1 furlong, queue: 1p}\nconfigs:\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "  - {name: c%d, health: {mode: mode%d}, prober: {kind: kubelet}}\n", i, i)
+	}
+	_, err := Parse([]byte(b.String()))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 11 || lines[0] != `spec: link.rate: rate "1 furlong": unknown unit or bad number: invalid value` ||
+		lines[1] != `spec: configs[0].health.mode: unknown mode "mode0": want loop, probe or auto` ||
+		lines[10] != "spec: ... and 3 more errors" {
+		t.Errorf("%d lines:\n%v", len(lines), err)
+	}
+	// Counts over their limits still come alone, before any entry.
+	for i := 12; i < 65; i++ {
+		fmt.Fprintf(&b, "  - {name: c%d, health: {mode: mode%d}, prober: {kind: kubelet}}\n", i, i)
+	}
+	if _, err := Parse([]byte(b.String())); err == nil || err.Error() != "spec: configs: 65 configurations, at most 64" {
+		t.Errorf("65 configurations with bad modes: %v", err)
+	}
+}
+
+// A spec writes its rates, queues, modes and directions as text, and leaves
+// out what a change does not change.
+func TestSpecWritesText(t *testing.T) {
+	s := BrownoutSuite()
+	s.Link.Outages[0].Direction = OutageUp
+	s.Load.Direction, s.Load.Stream = loadgen.Both, rate.Mbit
+	js, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"rate":"20mbit"`, `"queue":"256p"`, `{"at":"40s","rate":"2mbit"}`, `"direction":"up"`,
+		`"direction":"both"`, `"stream":"1mbit"`, `"mode":"probe"`, `"mode":"auto"`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("%s lacks %s", js, want)
+		}
+	}
+	if js, _ := json.Marshal(DefaultSuite().Link); strings.Contains(string(js), "direction") || strings.Contains(string(js), "changes") {
+		t.Errorf("unset fields written: %s", js)
+	}
+}
+
 // Many errors make a few lines and a count of the rest.
 func TestValidateCapsItsErrors(t *testing.T) {
 	s, err := Parse([]byte(specYAML))
@@ -264,7 +323,7 @@ func TestValidateCapsItsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 30 {
-		s.Configs = append(s.Configs, ConfigSpec{Name: fmt.Sprintf("c%d", i), Health: HealthSpec{Mode: "sometimes"}, Prober: s.Configs[0].Prober})
+		s.Configs = append(s.Configs, ConfigSpec{Name: fmt.Sprintf("c%d", i), Health: HealthSpec{Preset: "gluetun"}, Prober: s.Configs[0].Prober})
 	}
 	err = s.Validate()
 	if err == nil {

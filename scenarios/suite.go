@@ -3,6 +3,8 @@ package scenarios
 import (
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -60,7 +62,7 @@ var Suites = map[string]func() Spec{
 func BrownoutSuite() Spec {
 	s := DefaultSuite()
 	s.Name = "brownout"
-	s.Link.Changes = []LinkChange{{At: D(40 * time.Second), Rate: "2mbit"}, {At: D(120 * time.Second), Rate: "20mbit"}}
+	s.Link.Changes = []LinkChange{{At: D(40 * time.Second), Rate: new(2 * rate.Mbit)}, {At: D(120 * time.Second), Rate: new(20 * rate.Mbit)}}
 	return s
 }
 
@@ -68,7 +70,7 @@ func BrownoutSuite() Spec {
 func DeepQueueSuite() Spec {
 	s := DefaultSuite()
 	s.Name = "deep-queue"
-	s.Link.Queue = "4096p"
+	s.Link.Queue = harness.QueueLimit{Packets: 4096}
 	return s
 }
 
@@ -81,7 +83,7 @@ func QuickSuite() Spec {
 // period, unhealthy after one failure, and heal.
 func referenceHealth() HealthSpec {
 	return HealthSpec{
-		Mode:             "loop",
+		Mode:             middleware.ModeLoop,
 		Period:           D(5 * time.Second),
 		Timeouts:         middleware.Ladder{2 * time.Second, 4 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second},
 		FailureThreshold: 1,
@@ -104,7 +106,7 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 	}
 	reference := referenceHealth()
 	auto := reference
-	auto.Mode = "auto"
+	auto.Mode = middleware.ModeAuto
 	// The loop stands down while probes come at least once a period: the
 	// period must cover the kubelet's.
 	auto.Period = D(10 * time.Second)
@@ -113,9 +115,9 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 		Seed:     1,
 		Duration: D(total),
 		Link: LinkSpec{
-			Rate:    "20mbit",
+			Rate:    20 * rate.Mbit,
 			Delay:   D(10 * time.Millisecond),
-			Queue:   "256p",
+			Queue:   harness.QueueLimit{Packets: 256},
 			Outages: []Window{{Start: D(outageAt), Duration: D(outageFor)}},
 		},
 		Load:      LoadSpec{Conns: conns, Ramp: D(ramp)},
@@ -124,7 +126,7 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 			{Name: "reference", Health: reference, Prober: kubelet("/", time.Second)},
 			// --timeout 9s, as in deploy/: the probe's own deadline, so that
 			// a /check/ it cuts off is recorded as the tunnel's failure.
-			{Name: "probe-only", Health: HealthSpec{Mode: "probe", Timeouts: middleware.Ladder{9 * time.Second}}, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
+			{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe, Timeouts: middleware.Ladder{9 * time.Second}}, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "auto", Health: auto, Prober: kubelet("/check/?timeout=9s", 10*time.Second)},
 			{Name: "wait", Health: reference, Prober: kubelet("/?wait=9s", 10*time.Second)},
 			{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(ramp)},
@@ -136,7 +138,7 @@ func suite(name string, total, ramp, outageAt, outageFor time.Duration, conns in
 
 // upstreamHealth is the upstream preset, with its VPN restarts on or off.
 func upstreamHealth(restarts bool) HealthSpec {
-	return HealthSpec{Preset: "upstream", Mode: "loop", Heal: restarts}
+	return HealthSpec{Preset: "upstream", Mode: middleware.ModeLoop, Heal: restarts}
 }
 
 // upstreamDocker is the upstream image's HEALTHCHECK: interval 5 s,
@@ -160,7 +162,7 @@ func tcpSocketProber(p ProberSpec) ProberSpec {
 // window): an answered probe passes at once, a tunnel that stopped
 // answering fails 3 s after its first unanswered probe.
 func evidenceHealth() HealthSpec {
-	return HealthSpec{Mode: "probe", Timeouts: middleware.Ladder{9 * time.Second}, Evidence: &EvidenceSpec{}}
+	return HealthSpec{Mode: middleware.ModeProbe, Timeouts: middleware.Ladder{9 * time.Second}, Evidence: &EvidenceSpec{}}
 }
 
 // evidenceProber probes /check/ every second and restarts after 2 failures

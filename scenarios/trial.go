@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
@@ -86,9 +88,8 @@ func (t *trial) run(ctx context.Context) error {
 			return nil // a load failure is reported, not fatal to the others
 		})
 	}
-	if t.spec.Load.Stream != "" {
-		rate, _ := harness.ParseRate(t.spec.Load.Stream) // validated
-		g.Go(func() error { return t.lab.Server().Stream(gctx, rate) })
+	if stream := t.spec.Load.Stream; stream > 0 {
+		g.Go(func() error { return t.lab.Server().Stream(gctx, stream) })
 	}
 	g.Go(func() error { return t.probe(gctx, c) })
 	g.Go(func() error { t.measureWindow(gctx); return nil })
@@ -101,11 +102,6 @@ func (t *trial) run(ctx context.Context) error {
 
 func (t *trial) loadConfig() loadgen.Config {
 	l := t.spec.Load
-	dir, _ := loadgen.ParseDirection(l.Direction) // validated
-	if l.Direction == "" {
-		dir = loadgen.Up
-	}
-	set, _ := t.spec.Link.settings()
 	return loadgen.Config{
 		Target:    t.lab.SinkAddr().String(),
 		Dialer:    t.lab,
@@ -113,8 +109,8 @@ func (t *trial) loadConfig() loadgen.Config {
 		Conns:     l.Conns,
 		Ramp:      l.Ramp.Duration,
 		Duration:  t.spec.Duration.Duration - l.Ramp.Duration,
-		Rate:      l.Share * float64(set.Rate),
-		Direction: dir,
+		Rate:      rate.Rate(math.Round(l.Share * float64(t.spec.Link.Rate))), // whole bits/s, as every rate
+		Direction: l.Direction,
 	}
 }
 

@@ -5,28 +5,28 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 )
 
 // parseLoadRate reads --rate: "greedy" (0) or a rate as the lab's link
 // takes it, in bits/s.
-func parseLoadRate(s string) (float64, error) {
+func parseLoadRate(s string) (rate.Rate, error) {
 	if strings.EqualFold(strings.TrimSpace(s), "greedy") {
 		return 0, nil
 	}
-	r, err := harness.ParseRate(s)
+	r, err := rate.Parse(s)
 	if err != nil {
 		return 0, errors.New(`want "greedy" or a rate such as 100mbit, 5MB/s or a number of bits/s`)
 	}
-	return float64(r), nil
+	return r, nil
 }
 
-func formatLoadRate(bits float64) string {
-	if bits == 0 {
+func formatLoadRate(r rate.Rate) string {
+	if r == 0 {
 		return "greedy"
 	}
-	return harness.Rate(bits).String()
+	return r.String()
 }
 
 // parseLoadProbe checks --probe, in the one syntax of a check target

@@ -411,7 +411,7 @@ func TestChildConfig(t *testing.T) {
 			t.Fatalf("child %d: %v", i, err)
 		}
 		total += c.Conns
-		rate += c.Rate
+		rate += float64(c.Rate)
 		connectRate += c.ConnectRate
 		if c.Direction != f.spec.Direction || !c.NoReconnect || c.Duration != 3*time.Second || c.ProbeEvery != 250*time.Millisecond ||
 			!slices.Equal(c.Sources, f.spec.Sources) || c.Target != f.spec.Target {

@@ -1,0 +1,228 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// MaxSpecBytes bounds a spec, checked before it is read or parsed: parsing
+// allocates about a hundred times a spec's size, so an 80 MB spec held
+// 5.4 GB for 41 s before it was refused. The built-in suites are 2 KiB as
+// JSON; a spec at every count limit below (64 configurations, 1,000
+// outages, 10,000 link changes, every field written out) is about 600 KiB
+// and parses in 0.2 s; 1 MiB leaves room for comments.
+const MaxSpecBytes = 1 << 20
+
+// The most entries of each kind a spec may have, checked before any entry
+// is: past them, a spec is refused with one error per count rather than
+// one per entry.
+const (
+	// MaxConfigs bounds the configurations: each runs on a lab of its own
+	// (WireGuard peers, a shaped link, a health server and a prober), all
+	// side by side in one process; the built-in suites' seven keep a
+	// 2-core machine well below saturation, and 64 is nine times that.
+	MaxConfigs = 64
+	// MaxOutages bounds link.outages: an outage every 10 minutes for the
+	// longest run (MaxDuration); each is applied to every lab and reported
+	// for every configuration.
+	MaxOutages = 1_000
+	// MaxLinkChanges bounds link.changes: a change a minute for the
+	// longest run.
+	MaxLinkChanges = 10_000
+)
+
+// MaxDuration bounds a spec's duration, and a whole `tunnelprobe scenario`
+// command (every pass of --repeat): a week. A run holds its timelines in
+// memory until it ends, and a longer one would more likely be cut short
+// by the machine than measure anything a week does not.
+const MaxDuration = 7 * 24 * time.Hour
+
+// MaxSpecErrors is how many errors Validate lists; it counts the rest.
+const MaxSpecErrors = 10
+
+// MaxLoadConns bounds load.conns times the configurations, whose loads run
+// side by side: the default suite's 2,000 connections for each of 4 peaked
+// at 1.8 GiB in one process, so 40,000 would take some 9 GiB of the 24 GiB
+// machine, and the container suite would need more descriptors than its
+// SOCKS5 ingresses may open.
+const MaxLoadConns = 40_000
+
+// ReadSpec reads the spec in file, YAML or JSON, as Parse does; an error
+// names the file. A file over MaxSpecBytes is refused before it is read.
+func ReadSpec(file string) (Spec, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return Spec{}, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxSpecBytes {
+		return Spec{}, fmt.Errorf("%s: %d bytes, more than the %d (1 MiB) a spec may hold", file, st.Size(), MaxSpecBytes)
+	}
+	// A pipe has no size to check: read one byte past the limit at most.
+	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	if err != nil {
+		return Spec{}, err
+	}
+	spec, err := Parse(data)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return spec, nil
+}
+
+// Parse reads a spec from YAML or JSON. Unknown fields are errors, and so is
+// every value a field's type refuses or Validate finds out of range; errors
+// name the field, at most MaxSpecErrors of them. A spec over MaxSpecBytes
+// is refused unparsed.
+func Parse(data []byte) (Spec, error) {
+	if len(data) > MaxSpecBytes {
+		return Spec{}, fmt.Errorf("spec: more than the %d bytes (1 MiB) a spec may hold", MaxSpecBytes)
+	}
+	// YAMLToJSON reads the first document only: the others would be
+	// dropped without a word.
+	if n, err := yamlDocuments(data); err == nil && n > 1 {
+		return Spec{}, fmt.Errorf("spec: %d YAML documents, want one", n)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return Spec{}, fmt.Errorf("spec: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, decodeError(js, err)
+	}
+	if err := dec.Decode(new(json.RawMessage)); !errors.Is(err, io.EOF) {
+		return Spec{}, errors.New("spec: more than one document")
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// yamlDocuments counts the YAML documents in data. Its error is left to
+// the parser that follows, which names the line.
+func yamlDocuments(data []byte) (int, error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	n := 0
+	for {
+		var doc yamlv3.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+// decodeError explains why js, a spec, did not decode (err): counts over
+// their limits alone, as Validate reports them, before any entry is looked
+// at; else every value its type refuses, under its path; else err.
+func decodeError(js []byte, err error) error {
+	var counts struct {
+		Link struct {
+			Changes []json.RawMessage `json:"changes"`
+			Outages []json.RawMessage `json:"outages"`
+		} `json:"link"`
+		Configs []json.RawMessage `json:"configs"`
+	}
+	if json.Unmarshal(js, &counts) == nil {
+		if errs := countErrors(len(counts.Configs), len(counts.Link.Outages), len(counts.Link.Changes)); len(errs) > 0 {
+			return errs.join()
+		}
+	}
+	if errs := decodeErrors(js); len(errs) > 0 {
+		return errs.join()
+	}
+	return fmt.Errorf("spec: %w", err)
+}
+
+// decodeErrors names the fields of the spec in js that do not decode, each
+// by its path as Validate names it ("link.rate", "configs[2].health.mode"):
+// encoding/json stops at the first value its type refuses and, for a text
+// type such as a rate or a mode, does not say which field held it. It is
+// called once decoding has failed, so its cost does not matter.
+func decodeErrors(js []byte) specErrors {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber() // numbers re-encode as written
+	var tree any
+	if dec.Decode(&tree) != nil {
+		return nil
+	}
+	var errs specErrors
+	decodeField(reflect.TypeFor[Spec](), tree, "", &errs)
+	return errs
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// decodeField decodes v, a value of the generic JSON tree, into a new t,
+// descending into structs and slices, so that each value that fails is
+// reported under its own path; a null leaves a field as it is, as
+// encoding/json does.
+func decodeField(t reflect.Type, v any, path string, errs *specErrors) {
+	if v == nil {
+		return
+	}
+	pt := reflect.PointerTo(t)
+	if !pt.Implements(jsonUnmarshaler) && !pt.Implements(textUnmarshaler) {
+		obj, _ := v.(map[string]any)
+		list, _ := v.([]any)
+		switch {
+		case t.Kind() == reflect.Pointer:
+			decodeField(t.Elem(), v, path, errs)
+			return
+		case t.Kind() == reflect.Struct && obj != nil:
+			for i := range t.NumField() {
+				f := t.Field(i)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if val, ok := jsonKey(obj, name); ok && f.IsExported() && name != "-" {
+					decodeField(f.Type, val, strings.TrimPrefix(path+"."+name, "."), errs)
+				}
+			}
+			return
+		case t.Kind() == reflect.Slice && list != nil:
+			for i, e := range list {
+				decodeField(t.Elem(), e, fmt.Sprintf("%s[%d]", path, i), errs)
+			}
+			return
+		}
+	}
+	b, _ := json.Marshal(v)
+	if err := json.Unmarshal(b, reflect.New(t).Interface()); err != nil {
+		errs.bad(path, "%v", err)
+	}
+}
+
+// jsonKey looks name up in obj as encoding/json matches keys to fields:
+// exactly, or else without regard to case.
+func jsonKey(obj map[string]any, name string) (any, bool) {
+	if v, ok := obj[name]; ok {
+		return v, true
+	}
+	for k, v := range obj {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,88 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
+)
+
+// The kubelet probe handlers of a spec.
+const (
+	handlerHTTPGet   = "httpGet"
+	handlerTCPSocket = "tcpSocket"
+	handlerExec      = "exec"
+)
+
+func (p ProberSpec) validate() error {
+	switch p.Kind {
+	case "kubelet", "docker":
+	default:
+		return fmt.Errorf("kind: %q is neither kubelet nor docker", p.Kind)
+	}
+	switch p.Handler {
+	case "", handlerHTTPGet:
+	case handlerTCPSocket, handlerExec:
+		if p.Kind != "kubelet" {
+			return fmt.Errorf("handler: %s is a kubelet handler; Docker probes the endpoint", p.Handler)
+		}
+	default:
+		return fmt.Errorf("handler: %q is not httpGet, tcpSocket or exec", p.Handler)
+	}
+	if (p.Handler == handlerExec) != (len(p.Exec) > 0) {
+		return errors.New("exec: give a command with handler exec, and only then")
+	}
+	if p.Autoheal && p.Kind != "docker" {
+		return errors.New("autoheal: only for kind docker (the kubelet restarts by itself)")
+	}
+	if p.usesEndpoint() {
+		if !strings.HasPrefix(p.Endpoint, "/") {
+			return fmt.Errorf("endpoint: %q must be a path such as / or /check/", p.Endpoint)
+		}
+		if err := prober.CheckURL("http://127.0.0.1" + p.Endpoint); err != nil {
+			return fmt.Errorf("endpoint: %w", err)
+		}
+	}
+	for name, d := range map[string]Duration{"period": p.Period, "timeout": p.Timeout, "initial_delay": p.InitialDelay, "start_period": p.StartPeriod} {
+		if d.Duration < 0 {
+			return fmt.Errorf("%s: %v is negative", name, d)
+		}
+	}
+	if p.FailureThreshold < 0 || p.SuccessThreshold < 0 {
+		return errors.New("thresholds must not be negative")
+	}
+	return nil
+}
+
+// usesEndpoint reports whether p probes its Endpoint: Docker, and the
+// kubelet's httpGet.
+func (p ProberSpec) usesEndpoint() bool {
+	return p.Kind == "docker" || p.Handler == "" || p.Handler == handlerHTTPGet
+}
+
+// kubeletHandler returns the KubeletConfig handler fields of p for a
+// health server at hostPort.
+func (p ProberSpec) kubeletHandler(hostPort string) (url, tcpSocket string, command []string) {
+	switch p.Handler {
+	case handlerTCPSocket:
+		return "", hostPort, nil
+	case handlerExec:
+		for _, a := range p.Exec {
+			command = append(command, strings.ReplaceAll(a, "{health}", hostPort))
+		}
+		return "", "", command
+	}
+	return "http://" + hostPort + p.Endpoint, "", nil
+}
+
+// describe names what p probes, for the report.
+func (p ProberSpec) describe() string {
+	switch p.Handler {
+	case handlerTCPSocket:
+		return p.Kind + " tcpSocket"
+	case handlerExec:
+		return p.Kind + " exec " + strings.Join(p.Exec, " ")
+	}
+	return p.Kind + " " + p.Endpoint
+}
