@@ -111,7 +111,7 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"  conns: 500", "  conns: 100000", "load.conns"},
 		{"  conns: 500", "  conns: 9223372036854775807", "load.conns"},
 		{"  share: 0.9", "  share: 1.5", "load.share"},
-		{"  direction: both", "  direction: sideways", `load.direction: loadgen: unknown direction "sideways"`},
+		{"  direction: both", "  direction: sideways", `load.direction: unknown direction "sideways"`},
 		{"    health: {mode: probe}", "    health: {mode: sometimes}", `configs[0].health.mode: unknown mode "sometimes"`},
 		{"      kind: kubelet", "      kind: nomad", "configs[0].prober"},
 		{"      endpoint: /check/?timeout=9s", "      endpoint: check", "configs[0].prober"},
