@@ -35,8 +35,8 @@ func TestRunHelp(t *testing.T) {
 				t.Fatalf("exit %d, want 0; stderr: %s", code, &stderr)
 			}
 			for _, c := range commands {
-				if !strings.Contains(stdout.String(), c.name) {
-					t.Errorf("usage does not list %q:\n%s", c.name, &stdout)
+				if !strings.Contains(stdout.String(), c.Name) {
+					t.Errorf("usage does not list %q:\n%s", c.Name, &stdout)
 				}
 			}
 			if stderr.Len() != 0 {
