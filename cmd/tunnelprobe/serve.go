@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
@@ -81,9 +80,9 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 		"an answer in the --evidence-window passes a check at once, a window without one fails it (docs/serve.md);\n"+
 		"HOST tries icmp, then udp-dns to HOST:53, then tcp to HOST:443, and takes the first that can work here;\n"+
 		"icmp://HOST, udp-dns://HOST[:PORT] or tcp://HOST[:PORT] takes that kind only, e.g. 1.1.1.1 or 10.64.0.1")
-	fs.Var(cliflag.String(&f.evidenceIface, parseIfaceName), "evidence-iface", "the tunnel's network `interface` (wg0, tun0): the light probe leaves by it or not at all, and its\n"+
+	fs.Var(cliflag.String(&f.evidenceIface, cliflag.InterfaceName), "evidence-iface", "the tunnel's network `interface` (wg0, tun0): the light probe leaves by it or not at all, and its\n"+
 		"counters are read: a window of sending into silence fails a check at once; what arrives never passes one")
-	fs.Var(cliflag.String(&f.evidenceWG, parseIfaceName), "evidence-wireguard", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
+	fs.Var(cliflag.String(&f.evidenceWG, cliflag.InterfaceName), "evidence-wireguard", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
 		"--metrics then also exports each peer's handshake age")
 	fs.BoolVar(&f.server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
 }
@@ -136,16 +135,16 @@ func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
 // its sources.
 func (f *serveFlags) registerEvidence(fs *flag.FlagSet) {
 	e := &f.evidence
-	fs.Var(cliflag.Duration(&e.Window, middleware.DefaultEvidenceWindow, false), "evidence-window",
+	fs.Var(cliflag.MinDuration(&e.Window, middleware.DefaultEvidenceWindow, middleware.MinEvidenceDuration), "evidence-window",
 		"how long the tunnel may go without an answer to a light probe (or send into silence) before a check fails:\n"+
 			"the tolerance, whatever the prober's period (`duration`)")
-	fs.Var(cliflag.Duration(&e.Interval, middleware.DefaultEvidenceInterval, false), "evidence-interval",
+	fs.Var(cliflag.MinDuration(&e.Interval, middleware.DefaultEvidenceInterval, middleware.MinEvidenceDuration), "evidence-interval",
 		"`duration` between two light probes, and between two reads of the counters")
-	fs.Var(cliflag.Duration(&e.ProbeTimeout, middleware.DefaultProbeTimeout, false), "light-probe-timeout",
+	fs.Var(cliflag.MinDuration(&e.ProbeTimeout, middleware.DefaultProbeTimeout, middleware.MinEvidenceDuration), "light-probe-timeout",
 		"how long a light probe's answer is awaited (`duration`): a queue longer than that loses answers")
-	fs.Var(cliflag.Float(&e.MaxLoss), "max-loss", "fail checks while more than this `share` of the light probes (0.2: 20%) went unanswered over\n"+
+	fs.Var(cliflag.Share(&e.MaxLoss), "max-loss", "fail checks while more than this `share` of the light probes (0.2: 20%) went unanswered over\n"+
 		"--loss-window; 0 reports the loss only")
-	fs.Var(cliflag.Duration(&e.LossWindow, middleware.DefaultLossWindow, false), "loss-window",
+	fs.Var(cliflag.MinDuration(&e.LossWindow, middleware.DefaultLossWindow, middleware.MinEvidenceDuration), "loss-window",
 		"`duration` over which the light probes' loss and round trip are measured and reported")
 }
 
@@ -227,50 +226,15 @@ func (f *serveFlags) setEvidence(cfg *server.Config, probe *middleware.LightProb
 		}
 	}
 	ev := f.evidence
-	if err := checkEvidenceFlags(ev); err != nil {
-		return err
-	}
-	ev.Probe, ev.Source = probe, src
-	cfg.Monitor.Evidence = &ev
-	return nil
-}
-
-// parseIfaceName accepts what Linux accepts as an interface name (and
-// wireguard-go as a device's): 1 to 15 bytes, not "." or "..", no slash,
-// colon or space. Anything else would be bound to and read in vain, every
-// probe failing with "no such device".
-func parseIfaceName(s string) (string, error) {
-	switch {
-	case s == "" || s == "." || s == "..":
-		return "", errors.New("not an interface name")
-	case len(s) > 15:
-		return "", fmt.Errorf("%d bytes: an interface name has at most 15", len(s))
-	case strings.ContainsAny(s, "/: \t\n\r"):
-		return "", errors.New("an interface name has no slash, colon or space")
-	}
-	return s, nil
-}
-
-// checkEvidenceFlags refuses, naming the flags, what middleware.Evidence
-// would refuse naming its fields.
-func checkEvidenceFlags(ev middleware.Evidence) error {
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"evidence-window", ev.Window}, {"evidence-interval", ev.Interval}, {"light-probe-timeout", ev.ProbeTimeout}, {"loss-window", ev.LossWindow}} {
-		if d.v < middleware.MinEvidenceDuration {
-			return fmt.Errorf("invalid value %v for flag --%s: shorter than %v", d.v, d.flag, middleware.MinEvidenceDuration)
-		}
-	}
-	switch {
+	switch { // each flag is in range: see registerEvidence
 	case ev.Interval > ev.Window:
 		return fmt.Errorf("--evidence-interval %v is longer than --evidence-window %v: a window must hold a probe", ev.Interval, ev.Window)
-	case ev.MaxLoss >= 1:
-		return fmt.Errorf("invalid value %v for flag --max-loss: want a share below 1 (0.2: 20%%)", ev.MaxLoss)
 	case ev.MaxLoss > 0 && ev.LossWindow < middleware.MinLossSample*ev.Interval:
 		return fmt.Errorf("--loss-window %v holds fewer than the %d probes --max-loss needs, one every --evidence-interval %v",
 			ev.LossWindow, middleware.MinLossSample, ev.Interval)
 	}
+	ev.Probe, ev.Source = probe, src
+	cfg.Monitor.Evidence = &ev
 	return nil
 }
 

@@ -109,10 +109,10 @@ func TestServeEvidenceBadFlags(t *testing.T) {
 		// What would be accepted and then never answered, or starve the host.
 		{[]string{"--light-probe", "tcp://:8443"}, `invalid value "tcp://:8443" for flag --light-probe`},
 		{[]string{"--light-probe", "udp-dns://10.0.0.1/example.com"}, "for flag --light-probe"},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--evidence-interval", "1ns"}, "invalid value 1ns for flag --evidence-interval"},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--light-probe-timeout", "1ms"}, "invalid value 1ms for flag --light-probe-timeout"},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--evidence-interval", "1ns"}, `invalid value "1ns" for flag --evidence-interval: shorter than 10ms`},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--light-probe-timeout", "1ms"}, `invalid value "1ms" for flag --light-probe-timeout`},
 		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--evidence-interval", "5s"}, "--evidence-interval 5s is longer than --evidence-window 3s"},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--max-loss", "1"}, "invalid value 1 for flag --max-loss"},
+		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--max-loss", "1"}, `invalid value "1" for flag --max-loss: want a share below 1`},
 		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--max-loss", "0.2", "--loss-window", "1s"}, "--loss-window 1s holds fewer than the 10 probes"},
 		{[]string{"--evidence-iface", "a/b"}, `for flag --evidence-iface`},
 		{[]string{"--evidence-wireguard", strings.Repeat("w", 16)}, `for flag --evidence-wireguard`},

@@ -97,6 +97,19 @@ func parseDuration(s string, allowZero bool) (time.Duration, error) {
 	return d, nil
 }
 
+// MinDuration sets *p to def and returns a flag value for it that rejects
+// durations shorter than least.
+func MinDuration(p *time.Duration, def, least time.Duration) flag.Value {
+	*p = def
+	return Func(p, func(s string) (time.Duration, error) {
+		d, err := parseDuration(s, false)
+		if err == nil && d < least {
+			err = fmt.Errorf("shorter than %v", least)
+		}
+		return d, err
+	}, time.Duration.String)
+}
+
 // Int sets *p to def and returns a flag value for it that rejects integers
 // below least.
 func Int(p *int, def, least int) flag.Value {
@@ -114,17 +127,46 @@ func Int(p *int, def, least int) flag.Value {
 }
 
 // Float returns a flag value for *p that takes non-negative numbers.
-func Float(p *float64) flag.Value {
+func Float(p *float64) flag.Value { return Func(p, parseFloat, formatFloat) }
+
+func parseFloat(s string) (float64, error) {
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	switch {
+	case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
+		return 0, errors.New("not a number")
+	case x < 0:
+		return 0, errors.New("must not be negative")
+	}
+	return x, nil
+}
+
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// Share returns a flag value for *p that takes a share in [0, 1): 0.2 is
+// 20%.
+func Share(p *float64) flag.Value {
 	return Func(p, func(s string) (float64, error) {
-		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		switch {
-		case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
-			return 0, errors.New("not a number")
-		case x < 0:
-			return 0, errors.New("must not be negative")
+		x, err := parseFloat(s)
+		if err == nil && x >= 1 {
+			err = errors.New("want a share below 1 (0.2: 20%)")
 		}
-		return x, nil
-	}, func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) })
+		return x, err
+	}, formatFloat)
+}
+
+// InterfaceName accepts what Linux accepts as a network interface's name
+// (and wireguard-go as a device's): 1 to 15 bytes, not "." or "..", no
+// slash, colon or space. Anything else would be bound to and read in vain.
+func InterfaceName(s string) (string, error) {
+	switch {
+	case s == "" || s == "." || s == "..":
+		return "", errors.New("not an interface name")
+	case len(s) > 15:
+		return "", fmt.Errorf("%d bytes: an interface name has at most 15", len(s))
+	case strings.ContainsAny(s, "/: \t\n\r"):
+		return "", errors.New("an interface name has no slash, colon or space")
+	}
+	return s, nil
 }
 
 // IntList returns a flag value for *p that takes a comma list of integers
