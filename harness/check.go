@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"net/netip"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
@@ -18,11 +19,27 @@ func (l *Lab) TLSCheck() middleware.TLSCheck {
 // through c's tunnel, verified with the CA the server peer writes to caFile
 // (a new one at each of its starts, read again whenever it changes).
 func (c *Client) TLSCheck(caFile string) middleware.Checker {
-	return cafile.TLSCheck(middleware.TLSCheck{
+	return followingCA(middleware.TLSCheck{
 		Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
 		ServerName: TLSHost,
 		Dialer:     c,
 	}, caFile)
+}
+
+// followingCA returns check with its RootCAs replaced, at every check, by
+// the CAs of the PEM file name, read as [cafile.Following] does. It is safe
+// for concurrent use.
+func followingCA(check middleware.TLSCheck, name string) middleware.Checker {
+	ca := &cafile.Following{Name: name}
+	return middleware.CheckerFunc(func(ctx context.Context) error {
+		pool, err := ca.Pool()
+		if err != nil {
+			return err
+		}
+		c := check
+		c.RootCAs = pool
+		return c.Check(ctx)
+	})
 }
 
 // SmallCheck returns the upstream VPN client's small check through the

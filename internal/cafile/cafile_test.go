@@ -1,10 +1,7 @@
 package cafile_test
 
 import (
-	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +9,6 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 func newBundle(t *testing.T) *testcert.Bundle {
@@ -82,35 +78,4 @@ func TestFollowingFollowsTheFile(t *testing.T) {
 	expect("with a half-written file", second)
 	os.Remove(file)
 	expect("with the file gone", second)
-}
-
-func TestTLSCheckNeedsTheFile(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "ca.pem")
-	// No dial happens: the address would refuse it anyway.
-	check := cafile.TLSCheck(middleware.TLSCheck{Address: "127.0.0.1:1"}, file)
-	if err := check.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "load CA certificates") {
-		t.Errorf("Check with no CA file = %v, want the file's error", err)
-	}
-}
-
-// The check verifies real handshakes with the CA the file holds at each
-// check: it fails a server of another CA and passes it once the file
-// rotates to that CA.
-func TestTLSCheckFollowsTheFileInAHandshake(t *testing.T) {
-	first, second := newBundle(t), newBundle(t)
-	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
-	srv.TLS = second.ServerConfig()
-	srv.StartTLS()
-	defer srv.Close()
-	file := filepath.Join(t.TempDir(), "ca.pem")
-	check := cafile.TLSCheck(middleware.TLSCheck{Address: srv.Listener.Addr().String()}, file)
-
-	writeFile(t, file, first.CAPEM)
-	if err := check.Check(context.Background()); err == nil {
-		t.Error("a server of the second CA passed with the first CA in the file")
-	}
-	writeFile(t, file, second.CAPEM)
-	if err := check.Check(context.Background()); err != nil {
-		t.Errorf("after the file rotated to the server's CA: %v", err)
-	}
 }

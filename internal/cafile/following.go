@@ -2,13 +2,10 @@ package cafile
 
 import (
 	"bytes"
-	"context"
 	"crypto/x509"
 	"fmt"
 	"os"
 	"sync"
-
-	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 // Following is a file of PEM CA certificates that may change while it is
@@ -46,20 +43,4 @@ func (f *Following) Pool() (*x509.CertPool, error) {
 		}
 	}
 	return f.last.Pool, nil
-}
-
-// TLSCheck returns check with its RootCAs replaced, at every check, by the
-// CAs of the PEM file name, read as [Following] does. It is safe for
-// concurrent use.
-func TLSCheck(check middleware.TLSCheck, name string) middleware.Checker {
-	ca := &Following{Name: name}
-	return middleware.CheckerFunc(func(ctx context.Context) error {
-		pool, err := ca.Pool()
-		if err != nil {
-			return err
-		}
-		c := check
-		c.RootCAs = pool
-		return c.Check(ctx)
-	})
 }
