@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/internal/textnum"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 )
 
 // Rate is a link rate in bits per second. Zero means unlimited: packets are

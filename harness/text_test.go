@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 )
 
 func TestRateAndQueueReadAsText(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/net/proxy"
 
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 )

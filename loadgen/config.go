@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/enum"

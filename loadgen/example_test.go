@@ -6,8 +6,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )

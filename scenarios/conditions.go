@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 )
 
 // MatrixConditions are the built-in matrix of link conditions (`tunnelprobe

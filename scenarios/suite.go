@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 

@@ -7,6 +7,6 @@
 // that represents it exactly, so that every Rate survives a round trip. In
 // JSON a bare number of bits per second is taken too.
 //
-// The package imports neither the lab nor the load generator, so that
-// both use it without importing each other.
+// It is a package of its own, importing nothing of the project, so that
+// the lab (package harness) uses it without the load generator.
 package rate

@@ -3,7 +3,7 @@ package rate_test
 import (
 	"fmt"
 
-	"github.com/tunnelprobe/tunnelprobe/harness/rate"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 )
 
 func ExampleParse() {
