@@ -646,7 +646,7 @@ func TestComposeFile(t *testing.T) {
 		t.Fatalf("healthcheck %q: %v", probeArgs, err)
 	}
 	pf := parsedProbe.(*probeFlags)
-	if pf.docker || pf.count != 1 || pf.failureThreshold != 1 {
+	if pf.docker || pf.count != 1 || pf.kubelet.FailureThreshold != 1 {
 		t.Errorf("the healthcheck must make one probe that fails on one failure; Docker counts the retries")
 	}
 
@@ -666,13 +666,13 @@ func TestComposeFile(t *testing.T) {
 	// Docker's timeout lets the probe end by itself; the probe's URL is
 	// where serve listens, in the shared namespace.
 	dockerTimeout, err := time.ParseDuration(hc.Timeout)
-	if err != nil || dockerTimeout <= pf.timeout {
-		t.Errorf("healthcheck timeout %q is not over the probe's --timeout %v", hc.Timeout, pf.timeout)
+	if err != nil || dockerTimeout <= pf.kubelet.Timeout {
+		t.Errorf("healthcheck timeout %q is not over the probe's --timeout %v", hc.Timeout, pf.kubelet.Timeout)
 	}
 	if hc.Retries < 1 {
 		t.Errorf("retries %d", hc.Retries)
 	}
-	u, err := url.Parse(pf.url)
+	u, err := url.Parse(pf.kubelet.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,8 +681,8 @@ func TestComposeFile(t *testing.T) {
 		t.Errorf("the healthcheck probes %s, serve listens on %s", u.Host, f.listen)
 	}
 	if q := u.Query().Get("timeout"); q != "" {
-		if d, err := time.ParseDuration(q); err != nil || d >= pf.timeout {
-			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, pf.timeout)
+		if d, err := time.ParseDuration(q); err != nil || d >= pf.kubelet.Timeout {
+			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, pf.kubelet.Timeout)
 		}
 	}
 

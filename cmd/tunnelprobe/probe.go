@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 	"time"
 
@@ -34,24 +33,16 @@ end), 1 when it would have (with --docker: when the target became unhealthy),
 // probeTimeFormat stamps each printed line.
 const probeTimeFormat = "15:04:05.000"
 
+// probeFlags are the probe command's: most go straight into the prober's
+// configuration.
 type probeFlags struct {
-	url              string
-	tcpSocket        string
-	exec             bool
-	typ              prober.ProbeType
-	period           time.Duration
-	timeout          time.Duration
-	failureThreshold int
-	successThreshold int
-	initialDelay     time.Duration
-	count            int
-	duration         time.Duration
+	kubelet  prober.KubeletConfig // URL, TCPSocket: the handler; Exec: after "--"
+	exec     bool
+	count    int
+	duration time.Duration
 
-	docker        bool
-	interval      time.Duration
-	retries       int
-	startPeriod   time.Duration
-	startInterval time.Duration
+	docker       bool
+	dockerConfig prober.DockerConfig // URL and Timeout: from the kubelet's flags
 }
 
 // probeExclusive lists the flags that set the same thing, for parseWithEnv.
@@ -64,25 +55,26 @@ var (
 )
 
 func (f *probeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "url", "", "http or https `URL` to probe with httpGet; one of --url, --tcp-socket and --exec is required")
-	fs.Var(cliflag.Addr(&f.tcpSocket, "", true), "tcp-socket", "`host:port` to probe with tcpSocket: a connection opened within the timeout passes")
+	k, d := &f.kubelet, &f.dockerConfig
+	fs.StringVar(&k.URL, "url", "", "http or https `URL` to probe with httpGet; one of --url, --tcp-socket and --exec is required")
+	fs.Var(cliflag.Addr(&k.TCPSocket, "", true), "tcp-socket", "`host:port` to probe with tcpSocket: a connection opened within the timeout passes")
 	fs.BoolVar(&f.exec, "exec", false, "probe with exec: run the command after -- (no shell), exit 0 passes")
-	fs.TextVar(&f.typ, "type", prober.Liveness, "probe `type`: liveness, readiness or startup")
-	fs.Var(cliflag.Duration(&f.period, prober.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
-	fs.Var(cliflag.Duration(&f.timeout, prober.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
-	fs.Var(cliflag.Int(&f.failureThreshold, prober.DefaultKubeletFailureThreshold, 1), "failure-threshold",
+	fs.TextVar(&k.Type, "type", prober.Liveness, "probe `type`: liveness, readiness or startup")
+	fs.Var(cliflag.Duration(&k.Period, prober.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
+	fs.Var(cliflag.Duration(&k.Timeout, prober.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
+	fs.Var(cliflag.Int(&k.FailureThreshold, prober.DefaultKubeletFailureThreshold, 1), "failure-threshold",
 		"`count` of failures in a row that fail the probe (failureThreshold)")
-	fs.Var(cliflag.Int(&f.successThreshold, prober.DefaultKubeletSuccessThreshold, 1), "success-threshold",
+	fs.Var(cliflag.Int(&k.SuccessThreshold, prober.DefaultKubeletSuccessThreshold, 1), "success-threshold",
 		"`count` of successes in a row that pass it (successThreshold); must be 1 for liveness and startup")
-	fs.Var(cliflag.Duration(&f.initialDelay, 0, true), "initial-delay", "`duration` after the start during which probes are skipped (initialDelaySeconds)")
+	fs.Var(cliflag.Duration(&k.InitialDelay, 0, true), "initial-delay", "`duration` after the start during which probes are skipped (initialDelaySeconds)")
 	fs.Var(cliflag.Int(&f.count, 0, 1), "count", "stop after this `number` of probes; excludes --duration")
 	fs.Var(cliflag.Duration(&f.duration, 0, false), "duration", "stop after this `duration`; excludes --count")
 
 	fs.BoolVar(&f.docker, "docker", false, "probe as Docker's HEALTHCHECK instead of the kubelet")
-	fs.Var(cliflag.Duration(&f.interval, prober.DefaultDockerInterval, false), "interval", "with --docker: `duration` between checks")
-	fs.Var(cliflag.Int(&f.retries, prober.DefaultDockerRetries, 1), "retries", "with --docker: `count` of failed checks in a row that make the target unhealthy")
-	fs.Var(cliflag.Duration(&f.startPeriod, 0, true), "start-period", "with --docker: `duration` after the start during which failures do not count")
-	fs.Var(cliflag.Duration(&f.startInterval, prober.DefaultDockerStartInterval, false), "start-interval",
+	fs.Var(cliflag.Duration(&d.Interval, prober.DefaultDockerInterval, false), "interval", "with --docker: `duration` between checks")
+	fs.Var(cliflag.Int(&d.Retries, prober.DefaultDockerRetries, 1), "retries", "with --docker: `count` of failed checks in a row that make the target unhealthy")
+	fs.Var(cliflag.Duration(&d.StartPeriod, 0, true), "start-period", "with --docker: `duration` after the start during which failures do not count")
+	fs.Var(cliflag.Duration(&d.StartInterval, prober.DefaultDockerStartInterval, false), "start-interval",
 		"with --docker: `duration` between checks during the start period")
 }
 
@@ -111,15 +103,12 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 	c := prober.NewDryContainer(nil)
 
 	if f.docker {
-		timeout := 30 * time.Second
+		cfg := f.dockerConfig
+		cfg.URL, cfg.RestartOnUnhealthy, cfg.OnProbe, cfg.OnDecision = f.kubelet.URL, true, p.probe, p.decision
 		if cliflag.Given(fs)["timeout"] {
-			timeout = f.timeout
+			cfg.Timeout = f.kubelet.Timeout // else Docker's default
 		}
-		d, err := prober.NewDocker(prober.DockerConfig{
-			URL: f.url, Interval: f.interval, Timeout: timeout, StartPeriod: f.startPeriod,
-			StartInterval: f.startInterval, Retries: f.retries, RestartOnUnhealthy: true,
-			OnProbe: p.probe, OnDecision: p.decision,
-		}, c)
+		d, err := prober.NewDocker(cfg, c)
 		if err != nil {
 			return cliflag.UsageError(stderr, fs.Name(), err)
 		}
@@ -130,11 +119,9 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		return p.verdict(d.WasUnhealthy(), "the target became unhealthy")
 	}
 
-	k, err := prober.NewKubelet(prober.KubeletConfig{
-		URL: f.url, TCPSocket: f.tcpSocket, Exec: command, Type: f.typ, Period: f.period, Timeout: f.timeout, InitialDelay: f.initialDelay,
-		SuccessThreshold: f.successThreshold, FailureThreshold: f.failureThreshold,
-		OnProbe: p.probe, OnDecision: p.decision,
-	}, c)
+	cfg := f.kubelet
+	cfg.Exec, cfg.OnProbe, cfg.OnDecision = command, p.probe, p.decision
+	k, err := prober.NewKubelet(cfg, c)
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
@@ -142,7 +129,7 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	if f.typ == prober.Readiness {
+	if cfg.Type == prober.Readiness {
 		return p.verdict(k.State() != prober.Success, "not ready at the end")
 	}
 	return p.verdict(k.Restarted(), "it would have restarted the container")
@@ -163,7 +150,7 @@ func cutCommand(args []string) (flags, command []string) {
 func (f *probeFlags) check(fs *flag.FlagSet, hasCommand bool) error {
 	set := cliflag.Given(fs)
 	handlers := 0
-	for _, given := range []bool{f.url != "", f.tcpSocket != "", f.exec} {
+	for _, given := range []bool{f.kubelet.URL != "", f.kubelet.TCPSocket != "", f.exec} {
 		if given {
 			handlers++
 		}
@@ -175,15 +162,15 @@ func (f *probeFlags) check(fs *flag.FlagSet, hasCommand bool) error {
 		return errors.New("--exec needs the command after --, e.g. --exec -- wget -qO- http://127.0.0.1:9999/")
 	case !f.exec && hasCommand:
 		return errors.New("a command after -- needs --exec")
-	case f.docker && f.url == "":
+	case f.docker && f.kubelet.URL == "":
 		return errors.New("--docker probes a --url")
 	case set["count"] && set["duration"]:
 		return errors.New("--count and --duration exclude each other: give one")
-	case f.typ != prober.Readiness && f.successThreshold != 1:
-		return fmt.Errorf("invalid value %d for flag --success-threshold: must be 1 for %s probes", f.successThreshold, f.typ)
+	case f.kubelet.Type != prober.Readiness && f.kubelet.SuccessThreshold != 1:
+		return fmt.Errorf("invalid value %d for flag --success-threshold: must be 1 for %s probes", f.kubelet.SuccessThreshold, f.kubelet.Type)
 	}
-	if u, err := url.Parse(f.url); f.url != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		return fmt.Errorf("invalid value %q for flag --url: not an http or https URL", f.url)
+	if u := f.kubelet.URL; u != "" && prober.CheckURL(u) != nil {
+		return fmt.Errorf("invalid value %q for flag --url: not an http or https URL", u)
 	}
 	other := dockerOnly
 	if f.docker {
