@@ -90,7 +90,7 @@ type Docker struct {
 // container c. It starts nothing. An error names the offending field.
 func NewDocker(cfg DockerConfig, c Container) (*Docker, error) {
 	if c == nil {
-		return nil, errors.New("scenarios: nil Container")
+		return nil, errors.New("prober: nil Container")
 	}
 	var errs []error
 	fillDefault(&errs, "interval", &cfg.Interval, DefaultDockerInterval)

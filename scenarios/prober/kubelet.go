@@ -193,7 +193,7 @@ type Kubelet struct {
 // container c. It starts nothing. An error names the offending field.
 func NewKubelet(cfg KubeletConfig, c Container) (*Kubelet, error) {
 	if c == nil {
-		return nil, errors.New("scenarios: nil Container")
+		return nil, errors.New("prober: nil Container")
 	}
 	switch cfg.Type {
 	case Liveness, Readiness, Startup:

@@ -31,7 +31,7 @@ func fillDefault[T time.Duration | int](errs *[]error, name string, v *T, def T)
 // clock its default.
 func finishProbeConfig(errs []error, clock *clockwork.Clock) error {
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("scenarios: %w", err)
+		return fmt.Errorf("prober: %w", err)
 	}
 	if *clock == nil {
 		*clock = clockwork.NewRealClock()
