@@ -77,7 +77,7 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.TextVar(&s.Direction, "direction", loadgen.Up, "`direction` of the traffic: up, down or both")
 	fs.BoolVar(&f.reconnect, "reconnect", true, "redial broken connections with back-off (each counted as a disruption)")
 	fs.Var(cliflag.Int(&f.procs, 1, 1), "procs", "`count` of processes to split the connections over (each has its own open-file limit)")
-	fs.Var(cliflag.Func(&s.Sources, loadgen.ParseSources, formatAddrs), "source",
+	fs.Var(cliflag.Func(&s.Sources, loadgen.ParseSources, loadgen.FormatSources), "source",
 		"source `addresses` to spread connections over, a range 127.0.0.2-127.0.0.9 or a comma list (direct path only)")
 	fs.Var(cliflag.String(&s.Probe, parseLoadProbe), "probe",
 		"health check `url` to run under load through the same path: tls://host:port or tcp://host:port")
