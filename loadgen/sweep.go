@@ -35,7 +35,9 @@ type Sweep struct {
 
 	// OnStart, when set, is called before level i (from 0) runs c, the
 	// level's Config. It returns the level's OnSecond (Config.OnSecond,
-	// Fleet.OnSecond), or nil.
+	// Fleet.OnSecond), or nil: that is called from the level's own
+	// goroutines, one second at a time, and never after the level ends, so
+	// OnEnd may use what it touched without a lock of its own.
 	OnStart func(i int, c ChildConfig) (onSecond func(Second))
 	// OnEnd, when set, is called once level i is over, with what it
 	// measured, or with r nil when it failed before it measured anything
