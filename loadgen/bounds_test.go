@@ -54,12 +54,7 @@ func TestRunOfFailingSlotsEndsWithTheirDials(t *testing.T) {
 	// More slots than dial permits, every dial refused at once and never
 	// retried: a slot that gives up hands its permit on, so the ramp ends
 	// when the last dial has, not at its deadline.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	const dialTimeout = time.Minute
 	res, err := loadgen.Run(context.Background(), loadgen.Config{
 		Target: addr, Conns: 4 * loadgen.MaxDialsInFlight, NoReconnect: true,

@@ -68,4 +68,14 @@
 // child processes of a program that calls [RunChild], starts them at the
 // same instant and [Merge]s their results exactly; cfg.Sources multiplies
 // the ephemeral ports towards one sink.
+//
+// # Sweeps
+//
+// A [Sweep] runs the same run at several counts of connections, one level
+// after the other, each in this process or over a Fleet, and stops after
+// a level that failed or that ctx ended. Its callbacks show each level
+// as it starts, each second and each level's end; [CheckOpened] tells a
+// sweep that opened no connection at all, and
+// [Sweep.DescriptorShortfall] one that asks a process for more
+// connections than it may open descriptors.
 package loadgen

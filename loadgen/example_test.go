@@ -58,3 +58,37 @@ func ExampleChildConfig_Split() {
 	// 333 connections at 33300kbit, probe ""
 	// 333 connections at 33300kbit, probe ""
 }
+
+// A Sweep runs the same run at several counts of connections, one level
+// after the other, and reports each level as it ends.
+func ExampleSweep() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	ctx, stopSink := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- (&sink.Server{}).Serve(ctx, ln) }()
+	defer func() { stopSink(); <-served }()
+
+	sweep := loadgen.Sweep{
+		Config: loadgen.ChildConfig{Target: ln.Addr().String(), Duration: 300 * time.Millisecond},
+		Levels: []int{5, 10},
+		OnEnd: func(i int, r *loadgen.Result) error {
+			if r == nil {
+				return nil // the level failed before it measured anything
+			}
+			fmt.Printf("level %d: %d of %d connections\n", i+1, r.ConnsAchieved, r.ConnsRequested)
+			return nil
+		},
+	}
+	results, err := sweep.Run(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("levels:", len(results), "every one opened:", loadgen.CheckOpened(results) == nil)
+	// Output:
+	// level 1: 5 of 5 connections
+	// level 2: 10 of 10 connections
+	// levels: 2 every one opened: true
+}

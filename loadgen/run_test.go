@@ -2,7 +2,6 @@ package loadgen_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -94,13 +93,7 @@ func TestRunPacedRate(t *testing.T) {
 }
 
 func TestRunRefused(t *testing.T) {
-	// A port that was free a moment ago: nothing listens on it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	res, err := loadgen.Run(context.Background(), loadgen.Config{
 		Target:      addr,
 		Conns:       5,

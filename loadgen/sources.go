@@ -69,3 +69,13 @@ func ParseSources(s string) ([]netip.Addr, error) {
 	}
 	return out, nil
 }
+
+// FormatSources writes addrs as the comma list that ParseSources reads
+// back: the text of Config.Sources, empty for none.
+func FormatSources(addrs []netip.Addr) string {
+	s := make([]string, len(addrs))
+	for i, a := range addrs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ",")
+}

@@ -55,5 +55,9 @@ func FuzzParseSources(f *testing.F) {
 			}
 			seen[a] = true
 		}
+		// What is written back reads as the same list.
+		if again, err := loadgen.ParseSources(loadgen.FormatSources(addrs)); err != nil || !slices.Equal(again, addrs) {
+			t.Fatalf("%q: FormatSources(%v) reads back as %v, %v", s, addrs, again, err)
+		}
 	})
 }

@@ -77,7 +77,7 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.TextVar(&s.Direction, "direction", loadgen.Up, "`direction` of the traffic: up, down or both")
 	fs.BoolVar(&f.reconnect, "reconnect", true, "redial broken connections with back-off (each counted as a disruption)")
 	fs.Var(cliflag.Int(&f.procs, 1, 1), "procs", "`count` of processes to split the connections over (each has its own open-file limit)")
-	fs.Var(cliflag.Func(&s.Sources, loadgen.ParseSources, formatAddrs), "source",
+	fs.Var(cliflag.Func(&s.Sources, loadgen.ParseSources, loadgen.FormatSources), "source",
 		"source `addresses` to spread connections over, a range 127.0.0.2-127.0.0.9 or a comma list (direct path only)")
 	fs.Var(cliflag.String(&s.Probe, parseLoadProbe), "probe",
 		"health check `url` to run under load through the same path: tls://host:port or tcp://host:port")
@@ -118,14 +118,6 @@ func (f *loadFlags) finish(set map[string]bool) error {
 	return nil
 }
 
-// levels returns the connection counts to run, one per level.
-func (f *loadFlags) levels() []int {
-	if len(f.sweep) > 0 {
-		return f.sweep
-	}
-	return []int{f.spec.Conns}
-}
-
 func loadCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe load"
 	if len(args) > 0 && args[0] == "merge" {
@@ -163,91 +155,68 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	f.warnOverDescriptors(stderr)
 
-	results, err := f.runLevels(ctx, dialer, metrics, terminal, stdout, stderr)
-	if len(f.levels()) > 1 && len(results) > 0 {
+	sweep := f.newSweep(dialer)
+	if sweep.Procs > 1 && slices.Max(sweep.LevelCounts()) > 1 {
+		if sweep.Command, err = childproc.Self(stderr, "load", childMode); err != nil {
+			return cliflag.ExitCode(stderr, name, err)
+		}
+	}
+	sweep.OnStart, sweep.OnEnd = showLevels(len(sweep.LevelCounts()), metrics, terminal, stdout, stderr)
+	results, err := sweep.Run(ctx)
+	if len(f.sweep) > 1 && len(results) > 0 {
 		err = errors.Join(err, loadgen.WriteSweepTable(stdout, results))
 	}
 	if len(results) > 0 {
 		err = errors.Join(err, loadgen.NewReport(results, len(f.sweep) > 0).WriteFiles(f.jsonOut, f.plotOut))
 	}
 	if err == nil && ctx.Err() == nil {
-		err = noneOpened(results)
+		err = loadgen.CheckOpened(results)
 	}
 	return cliflag.ExitCode(stderr, name, err)
 }
 
-// noneOpened names the first level of results where no connection opened.
-func noneOpened(results []loadgen.Result) error {
-	for _, r := range results {
-		if r.ConnsAchieved == 0 {
-			return fmt.Errorf("no connection to %s could be opened", r.Target)
-		}
-	}
-	return nil
+// newSweep returns the levels the flags ask for, run in this process
+// through dialer (nil: the host network or --socks5) or over --procs
+// children.
+func (f *loadFlags) newSweep(dialer middleware.Dialer) loadgen.Sweep {
+	return loadgen.Sweep{Config: f.spec, Levels: f.sweep, Procs: f.procs, Dialer: dialer}
 }
 
-// runLevels runs each level of connections in turn (one, without
-// --sweep), printing a progress line and a summary of each. It stops after
-// a level that failed or was interrupted, and returns what was measured
-// and why it stopped early, if it did.
-func (f *loadFlags) runLevels(ctx context.Context, dialer middleware.Dialer, metrics *loadMetrics, terminal bool, stdout, stderr io.Writer) ([]loadgen.Result, error) {
-	levels := f.levels()
-	var results []loadgen.Result
-	for i, conns := range levels {
+// showLevels returns the OnStart and OnEnd of a sweep of n levels: a
+// progress line on stderr (and the --metrics) while a level runs, its
+// summary on stdout once it is over.
+func showLevels(n int, metrics *loadMetrics, terminal bool, stdout, stderr io.Writer) (
+	onStart func(int, loadgen.ChildConfig) func(loadgen.Second), onEnd func(int, *loadgen.Result) error,
+) {
+	var prog *loadgen.Progress // of the level running; levels run one at a time
+	onStart = func(i int, c loadgen.ChildConfig) func(loadgen.Second) {
 		prefix := ""
-		if len(levels) > 1 {
-			prefix = fmt.Sprintf("level %d/%d: ", i+1, len(levels))
+		if n > 1 {
+			prefix = fmt.Sprintf("level %d/%d: ", i+1, n)
 		}
-		spec := f.spec
-		spec.Conns = conns
-		prog := loadgen.NewProgress(stderr, terminal, prefix, conns, spec.Expected())
-		res, err := f.runLevel(ctx, spec, dialer, metrics.observe(conns, prog.Second), stderr)
+		prog = loadgen.NewProgress(stderr, terminal, prefix, c.Conns, c.Expected())
+		return metrics.observe(c.Conns, prog.Second)
+	}
+	onEnd = func(i int, r *loadgen.Result) error {
 		prog.Done()
-		if err != nil && res.Histograms.Connect == nil {
-			return results, err // nothing was measured
+		if r == nil {
+			return nil
 		}
-		results = append(results, res)
-		err = errors.Join(err, loadgen.WriteLevel(stdout, i, len(levels), res))
-		if err != nil || ctx.Err() != nil {
-			return results, err
-		}
+		return loadgen.WriteLevel(stdout, i, n, *r)
 	}
-	return results, nil
-}
-
-// runLevel runs spec in this process, dialing through dialer (nil: the
-// host network or spec's SOCKS5 proxy), or over --procs children of this
-// program (loadgen.Fleet), each sent its share of spec as data.
-func (f *loadFlags) runLevel(ctx context.Context, spec loadgen.ChildConfig, dialer middleware.Dialer, onSecond func(loadgen.Second), stderr io.Writer) (loadgen.Result, error) {
-	if f.procs > 1 && spec.Conns > 1 {
-		command, err := childproc.Self(stderr, "load", childMode)
-		if err != nil {
-			return loadgen.Result{}, err
-		}
-		return loadgen.Fleet{Command: command, OnSecond: onSecond}.Run(ctx, spec, f.procs)
-	}
-	cfg, err := spec.BuildOver(dialer)
-	if err != nil {
-		return loadgen.Result{}, err
-	}
-	cfg.OnSecond = onSecond
-	return loadgen.Run(ctx, cfg)
+	return onStart, onEnd
 }
 
 // warnOverDescriptors warns when a process would be asked for more
 // connections than it may open descriptors: the rest would only fail with
 // "too many open files". A run through the in-process lab takes none.
 func (f *loadFlags) warnOverDescriptors(stderr io.Writer) {
-	limit := loadgen.OpenFileLimit()
-	if f.lab && f.procs <= 1 || limit == 0 {
+	if f.lab && f.procs <= 1 {
 		return
 	}
-	most := slices.Max(f.levels())
-	perProc := (most + f.procs - 1) / f.procs
-	// Leave some for the process itself: its stdio, the poller, a sink.
-	if usable := limit - 64; perProc > usable {
+	if short := f.newSweep(nil).DescriptorShortfall(loadgen.OpenFileLimit()); short != nil {
 		fmt.Fprintf(stderr, "tunnelprobe load: warning: %d connections in one process, which may open %d files (one a connection):"+
-			" expect too_many_open_files errors; --procs %d would spread them\n", perProc, limit, (most+usable-1)/usable)
+			" expect too_many_open_files errors; --procs %d would spread them\n", short.PerProcess, short.Limit, short.Procs)
 	}
 }
 

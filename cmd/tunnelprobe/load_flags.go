@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"net/netip"
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
@@ -38,12 +37,4 @@ func parseLoadProbe(s string) (string, error) {
 	}
 	_, err := target.Parse(s, "", target.Options{})
 	return s, err
-}
-
-func formatAddrs(addrs []netip.Addr) string {
-	s := make([]string, len(addrs))
-	for i, a := range addrs {
-		s[i] = a.String()
-	}
-	return strings.Join(s, ",")
 }

@@ -47,18 +47,9 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 	if !ok {
 		return code
 	}
-	reports := make([]loadgen.Report, len(files))
-	for i, file := range files {
-		var err error
-		if reports[i], err = loadgen.ReadJSON(file); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			return 1
-		}
-	}
-	merged, err := loadgen.MergeReports(reports, files)
+	merged, err := loadgen.MergeFiles(files)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
+		return cliflag.ExitCode(stderr, name, err)
 	}
 
 	fmt.Fprintf(stdout, "merged %d results\n", len(files))

@@ -8,11 +8,8 @@ import (
 	"net"
 	"os"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
-	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 )
 
@@ -73,24 +70,16 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 			return cliflag.ExitCode(stderr, name, fmt.Errorf("--stats: %w", err))
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return group.Run(gctx, func(addr net.Addr) {
-			if f.procs > 1 {
-				fmt.Fprintf(stdout, "%s: listening on %s (%d processes)\n", name, addr, f.procs)
-			} else {
-				fmt.Fprintf(stdout, "%s: listening on %s\n", name, addr)
-			}
-			if statsLn != nil {
-				fmt.Fprintf(stdout, "%s: stats on http://%s/\n", name, statsLn.Addr())
-				g.Go(func() error { return httpserve.Serve(gctx, statsLn, group.StatsHandler(), httpserve.Options{}) })
-			}
-		})
+	err := group.RunServingStats(ctx, statsLn, func(addr net.Addr) {
+		if f.procs > 1 {
+			fmt.Fprintf(stdout, "%s: listening on %s (%d processes)\n", name, addr, f.procs)
+		} else {
+			fmt.Fprintf(stdout, "%s: listening on %s\n", name, addr)
+		}
+		if statsLn != nil {
+			fmt.Fprintf(stdout, "%s: stats on http://%s/\n", name, statsLn.Addr())
+		}
 	})
-	err := g.Wait()
-	if statsLn != nil {
-		statsLn.Close() // when the group failed before it was ready
-	}
 	t := group.Totals()
 	fmt.Fprintf(stdout, "%s: %d connections, %d bytes in, %d bytes out, %d open at exit, %d processes\n",
 		name, t.Conns, t.BytesIn, t.BytesOut, t.Open, t.Processes)

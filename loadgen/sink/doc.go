@@ -53,5 +53,7 @@
 // Server, each a program that calls [RunChild] (tunnelprobe sink --procs
 // runs itself that way), tells them their settings as data on their stdin
 // and adds up the counters they report. [Group.Run] blocks until its
-// context ends or a process fails, and returns once every child has exited.
+// context ends or a process fails, and returns once every child has exited;
+// [Group.RunServingStats] also serves the group's totals over HTTP while
+// it runs, and closes the listener it was given.
 package sink
