@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
@@ -54,7 +55,7 @@ func TestRunOfFailingSlotsEndsWithTheirDials(t *testing.T) {
 	// More slots than dial permits, every dial refused at once and never
 	// retried: a slot that gives up hands its permit on, so the ramp ends
 	// when the last dial has, not at its deadline.
-	addr := closedAddr(t)
+	addr := testnet.RefusedAddr(t)
 	const dialTimeout = time.Minute
 	res, err := loadgen.Run(context.Background(), loadgen.Config{
 		Target: addr, Conns: 4 * loadgen.MaxDialsInFlight, NoReconnect: true,

@@ -45,19 +45,6 @@ func startSink(t *testing.T, addr string) *testSink {
 	return ts
 }
 
-// closedAddr returns a loopback address that was free a moment ago:
-// nothing listens on it, so a dial there is refused at once.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // checkSeries fails unless res's series adds up to its totals.
 func checkSeries(t *testing.T, res loadgen.Result) {
 	t.Helper()

@@ -56,7 +56,7 @@ func (r *run) probeOnce(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.ProbeTimeout)
 	defer cancel()
 	start := time.Now()
-	err := safely.Call(pctx, r.cfg.Probe.Check, middleware.ErrCheckPanicked)
+	err := safely.Check(pctx, r.cfg.Probe, middleware.ErrCheckPanicked)
 	d := time.Since(start)
 	if ctx.Err() != nil {
 		return

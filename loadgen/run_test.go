@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -93,7 +94,7 @@ func TestRunPacedRate(t *testing.T) {
 }
 
 func TestRunRefused(t *testing.T) {
-	addr := closedAddr(t)
+	addr := testnet.RefusedAddr(t)
 	res, err := loadgen.Run(context.Background(), loadgen.Config{
 		Target:      addr,
 		Conns:       5,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -142,7 +143,7 @@ func TestSweepStopsAfterAnInterruptedLevel(t *testing.T) {
 }
 
 func TestSweepNoConnectionOpened(t *testing.T) {
-	addr := closedAddr(t)
+	addr := testnet.RefusedAddr(t)
 	sw := loadgen.Sweep{Config: loadgen.ChildConfig{Target: addr, Conns: 2, Duration: 200 * time.Millisecond, NoReconnect: true}}
 	results, err := sw.Run(context.Background())
 	if err != nil {

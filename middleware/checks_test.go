@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -42,18 +43,6 @@ func listenTCP(t *testing.T) net.Listener {
 	}
 	t.Cleanup(func() { ln.Close() })
 	return ln
-}
-
-// refusedTCPAddr returns an address on 127.0.0.1 where nothing listens.
-func refusedTCPAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // redirectDialer returns a DialerFunc that dials target whatever address it is
@@ -134,7 +123,7 @@ func TestTCPCheck(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		addr := refusedTCPAddr(t)
+		addr := testnet.RefusedAddr(t)
 		err := middleware.TCPCheck{Address: addr}.Check(checkCtx(t))
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("err = %v, want connection refused", err)
@@ -227,7 +216,7 @@ func TestTLSCheck(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		addr := refusedTCPAddr(t)
+		addr := testnet.RefusedAddr(t)
 		err := middleware.TLSCheck{Address: addr, RootCAs: bundle.Pool}.Check(checkCtx(t))
 		if want := "tls " + addr + ": dial: connection refused"; err == nil || err.Error() != want {
 			t.Errorf("err = %v, want %q", err, want)
@@ -596,6 +585,15 @@ func TestAnyOf(t *testing.T) {
 		err := middleware.AnyOf(panickingCheck, failingCheck(errA)).Check(checkCtx(t))
 		if !errors.Is(err, middleware.ErrCheckPanicked) || !errors.Is(err, errA) {
 			t.Fatalf("err = %v, want the panic and errA", err)
+		}
+	})
+	t.Run("a nil check is a failure", func(t *testing.T) {
+		var nilTCP *middleware.TCPCheck // a value receiver: calling Check on it panics
+		for _, c := range []middleware.Checker{nil, nilTCP} {
+			err := middleware.AnyOf(c, failingCheck(errA)).Check(checkCtx(t))
+			if !errors.Is(err, middleware.ErrCheckPanicked) || !errors.Is(err, errA) {
+				t.Fatalf("%T: err = %v, want the panic and errA", c, err)
+			}
 		}
 	})
 	t.Run("caller cancelled", func(t *testing.T) {

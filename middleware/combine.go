@@ -60,7 +60,7 @@ func (checks anyOf) Check(ctx context.Context) error {
 	)
 	for i, c := range checks {
 		wg.Go(func() {
-			if err := safely.Call(ctx, c.Check, ErrCheckPanicked); err != nil {
+			if err := safely.Check(ctx, c, ErrCheckPanicked); err != nil {
 				errs[i] = err
 				return
 			}
@@ -90,7 +90,7 @@ func (checks allOf) Check(ctx context.Context) error {
 	errs := make([]error, len(checks)) // errs[i] is written by goroutine i only
 	for i, c := range checks {
 		g.Go(func() error {
-			errs[i] = safely.Call(gctx, c.Check, ErrCheckPanicked)
+			errs[i] = safely.Check(gctx, c, ErrCheckPanicked)
 			return errs[i]
 		})
 	}

@@ -265,7 +265,7 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 		// so, rather than run a check with no time left.
 		err = fmt.Errorf("evidence undecided at the deadline (%s): %w", v.text, ctxend.Err(ctx))
 	} else {
-		err = safely.Call(ctx, check.Check, ErrCheckPanicked)
+		err = safely.Check(ctx, check, ErrCheckPanicked)
 	}
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
 	if err != nil && ctxend.Ended(ctx) {

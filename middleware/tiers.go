@@ -43,7 +43,7 @@ func (c tierCheck) Check(ctx context.Context) error {
 	for i, timeout := range c.tier.Tries {
 		start := c.clock.Now()
 		tryCtx, cancel := clockwork.WithTimeout(ctx, c.clock, timeout)
-		err := safely.Call(tryCtx, c.tier.Check.Check, ErrCheckPanicked)
+		err := safely.Check(tryCtx, c.tier.Check, ErrCheckPanicked)
 		cancel()
 		if err == nil {
 			return nil

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 )
 
 const deployDir = "../../deploy"
@@ -390,7 +391,7 @@ func TestVPNDeploymentProbes(t *testing.T) {
 	// serve with the sidecar's flags and environment; only the address
 	// (the test's), the target and the light probe's (no Internet here:
 	// both refused, a dead tunnel) differ.
-	args := withFlags(sidecar.Args[1:], map[string]string{"check": "tcp", "target": refusedTarget(t), "light-probe": "tcp://" + refusedTarget(t)})
+	args := withFlags(sidecar.Args[1:], map[string]string{"check": "tcp", "target": testnet.RefusedAddr(t), "light-probe": "tcp://" + testnet.RefusedAddr(t)})
 	s := startServe(t, env, args...)
 
 	probes := 0
@@ -694,7 +695,7 @@ func TestComposeFile(t *testing.T) {
 		code   int
 	}{
 		{"working", listeningTarget(t), 0},
-		{"dead", refusedTarget(t), 1},
+		{"dead", testnet.RefusedAddr(t), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

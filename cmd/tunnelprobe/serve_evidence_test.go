@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 )
 
 // TestServeLightProbe: with --light-probe, an answer to the probe passes
@@ -35,7 +36,7 @@ func TestServeLightProbe(t *testing.T) {
 		}
 	}()
 	defer probed.Close()
-	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", refusedTarget(t),
+	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", testnet.RefusedAddr(t),
 		"--light-probe", "tcp://"+probed.Addr().String(), "--metrics")
 	waitFor(t, s, "/check/", http.StatusOK, "pass (proof of life: tcp "+probed.Addr().String()+" answered")
 	_, js := s.get(t, "/check/?format=json")
@@ -81,7 +82,7 @@ func TestServeCountersNeverPass(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("interface counters are read from Linux's /proc")
 	}
-	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", refusedTarget(t),
+	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", testnet.RefusedAddr(t),
 		"--evidence-iface", "lo", "--metrics")
 	for range 5 {
 		if code, body := s.get(t, "/check/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 func TestServeMetrics(t *testing.T) {
 	t.Parallel()
-	target := refusedTarget(t)
+	target := testnet.RefusedAddr(t)
 	s := startServe(t, nil, "--metrics", "--mode", "probe", "--check", "tcp", "--target", target)
 	for range 3 {
 		if code, body := s.get(t, "/check/?timeout=5s"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "fail") {
@@ -47,7 +48,7 @@ func TestServeMetrics(t *testing.T) {
 
 func TestServeWithoutMetrics(t *testing.T) {
 	t.Parallel()
-	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", refusedTarget(t))
+	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", testnet.RefusedAddr(t))
 	// Without --metrics, /metrics is just another path of the status.
 	if code, body := s.get(t, "/metrics"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "unknown") {
 		t.Errorf("GET /metrics: %d %q, want the status (503 unknown)", code, body)
@@ -56,7 +57,7 @@ func TestServeWithoutMetrics(t *testing.T) {
 
 func TestServeMetricsFromEnvironment(t *testing.T) {
 	t.Parallel()
-	s := startServe(t, map[string]string{"TUNNELPROBE_METRICS": "true"}, "--mode", "probe", "--check", "tcp", "--target", refusedTarget(t))
+	s := startServe(t, map[string]string{"TUNNELPROBE_METRICS": "true"}, "--mode", "probe", "--check", "tcp", "--target", testnet.RefusedAddr(t))
 	if code, body := s.get(t, "/metrics"); code != http.StatusOK || !strings.Contains(body, "tunnelprobe_mode") {
 		t.Errorf("GET /metrics: %d, want 200 with the metrics", code)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
@@ -45,18 +46,6 @@ func tlsTarget(t *testing.T) (addr, caFile string) {
 		t.Fatal(err)
 	}
 	return srv.Listener.Addr().String(), caFile
-}
-
-// refusedTarget returns an address where nothing listens.
-func refusedTarget(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // stallingTarget returns the address of a listener that accepts connections
@@ -209,7 +198,7 @@ func TestServeLoopHealthy(t *testing.T) {
 func TestServeCheck(t *testing.T) {
 	t.Parallel()
 	good, ca := tlsTarget(t)
-	refused := refusedTarget(t)
+	refused := testnet.RefusedAddr(t)
 	stalling, _ := stallingTarget(t)
 	tests := []struct {
 		name string
@@ -243,7 +232,7 @@ func TestServeCheck(t *testing.T) {
 
 func TestServeHideErrors(t *testing.T) {
 	t.Parallel()
-	refused := refusedTarget(t)
+	refused := testnet.RefusedAddr(t)
 	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", refused, "--hide-errors")
 	code, body := s.get(t, "/check/")
 	if code != http.StatusServiceUnavailable || strings.Contains(body, refused) {
@@ -257,7 +246,7 @@ func TestServeHideErrors(t *testing.T) {
 func TestServeEnvironment(t *testing.T) {
 	t.Parallel()
 	good, ca := tlsTarget(t)
-	refused := refusedTarget(t)
+	refused := testnet.RefusedAddr(t)
 
 	t.Run("from environment", func(t *testing.T) {
 		t.Parallel()

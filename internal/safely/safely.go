@@ -18,3 +18,15 @@ func Call(ctx context.Context, fn func(context.Context) error, panicked error) (
 	}()
 	return fn(ctx)
 }
+
+// A Checker is anything with a Check method, as a middleware.Checker is.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// Check returns c.Check(ctx), or, when it panics, an error wrapping
+// panicked. Unlike Call(ctx, c.Check, panicked), whose method value is
+// taken before Call can recover, a nil c is reported rather than crashing.
+func Check(ctx context.Context, c Checker, panicked error) error {
+	return Call(ctx, func(ctx context.Context) error { return c.Check(ctx) }, panicked)
+}

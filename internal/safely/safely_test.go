@@ -17,3 +17,23 @@ func TestCall(t *testing.T) {
 		t.Errorf("a panic: %v", err)
 	}
 }
+
+type checkFunc func(context.Context) error
+
+func (f checkFunc) Check(ctx context.Context) error { return f(ctx) }
+
+type valueChecker struct{}
+
+func (valueChecker) Check(context.Context) error { return nil }
+
+// A nil checker, the interface or a nil pointer to a value-receiver type,
+// is a failed check, not a crash.
+func TestCheckNil(t *testing.T) {
+	panicked := errors.New("check panicked")
+	var nilPointer *valueChecker
+	for _, c := range []Checker{nil, nilPointer, checkFunc(nil)} {
+		if err := Check(context.Background(), c, panicked); !errors.Is(err, panicked) {
+			t.Errorf("%T(nil): %v, want it reported as a panic", c, err)
+		}
+	}
+}
