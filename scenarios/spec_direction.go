@@ -1,6 +1,6 @@
 package scenarios
 
-import "fmt"
+import "github.com/tunnelprobe/tunnelprobe/internal/enum"
 
 // OutageDirection is what an outage drops: both directions of the link, or
 // one. It is text in a spec: "both", "up" or "down".
@@ -15,26 +15,25 @@ const (
 	OutageDown
 )
 
-var outageDirectionNames = [...]string{OutageBoth: "both", OutageUp: "up", OutageDown: "down"}
+var outageDirectionNames = []string{OutageBoth: "both", OutageUp: "up", OutageDown: "down"}
 
 // String returns "both", "up" or "down".
 func (d OutageDirection) String() string {
-	if d >= 0 && int(d) < len(outageDirectionNames) {
-		return outageDirectionNames[d]
-	}
-	return fmt.Sprintf("OutageDirection(%d)", int(d))
+	return enum.Name("OutageDirection", outageDirectionNames, d)
 }
 
 // MarshalText returns d.String().
 func (d OutageDirection) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalText reads "both", "up" or "down".
+// UnmarshalText reads "both", "up" or "down", in any case; empty is both.
 func (d *OutageDirection) UnmarshalText(text []byte) error {
-	for v, name := range outageDirectionNames {
-		if string(text) == name {
-			*d = OutageDirection(v)
-			return nil
-		}
+	if len(text) == 0 {
+		*d = OutageBoth
+		return nil
 	}
-	return fmt.Errorf("%q is not both, up or down", text)
+	v, err := enum.Parse[OutageDirection]("direction", outageDirectionNames, string(text))
+	if err == nil {
+		*d = v
+	}
+	return err
 }

@@ -107,10 +107,49 @@ func Parse(data []byte) (Spec, error) {
 	if err := dec.Decode(new(json.RawMessage)); !errors.Is(err, io.EOF) {
 		return Spec{}, errors.New("spec: more than one document")
 	}
+	if errs := missingFields(js, s); len(errs) > 0 {
+		return Spec{}, errs.join()
+	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
 	}
 	return s, nil
+}
+
+// missingFields names what a written spec must say although its zero value
+// would mean something: the link's rate and queue (a forgotten rate would
+// run an unlimited link), each configuration's mode unless it has a preset,
+// and a stream that is not a positive rate ("unlimited" streams nothing).
+// A spec built in Go takes the zero values as they are.
+func missingFields(js []byte, s Spec) specErrors {
+	var written struct {
+		Link map[string]json.RawMessage `json:"link"`
+		Load struct {
+			Stream json.RawMessage `json:"stream"`
+		} `json:"load"`
+		Configs []struct {
+			Health map[string]json.RawMessage `json:"health"`
+		} `json:"configs"`
+	}
+	var errs specErrors
+	if json.Unmarshal(js, &written) != nil {
+		return nil // decoded already: the shapes match
+	}
+	for _, key := range []string{"rate", "queue"} {
+		if _, ok := jsonKey(written.Link, key); !ok {
+			errs.bad("link."+key, "required")
+		}
+	}
+	if written.Load.Stream != nil && s.Load.Stream <= 0 {
+		errs.bad("load.stream", "%s is not a positive rate", written.Load.Stream)
+	}
+	for i, c := range written.Configs {
+		_, preset := jsonKey(c.Health, "preset")
+		if _, ok := jsonKey(c.Health, "mode"); !ok && !preset {
+			errs.bad(fmt.Sprintf("configs[%d].health.mode", i), "required: loop, probe or auto")
+		}
+	}
+	return errs
 }
 
 // yamlDocuments counts the YAML documents in data. Its error is left to
@@ -215,7 +254,7 @@ func decodeField(t reflect.Type, v any, path string, errs *specErrors) {
 
 // jsonKey looks name up in obj as encoding/json matches keys to fields:
 // exactly, or else without regard to case.
-func jsonKey(obj map[string]any, name string) (any, bool) {
+func jsonKey[V any](obj map[string]V, name string) (V, bool) {
 	if v, ok := obj[name]; ok {
 		return v, true
 	}
@@ -224,5 +263,6 @@ func jsonKey(obj map[string]any, name string) (any, bool) {
 			return v, true
 		}
 	}
-	return nil, false
+	var none V
+	return none, false
 }

@@ -117,7 +117,12 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"      endpoint: /check/?timeout=9s", "      endpoint: check", "configs[0].prober"},
 		{"  - name: docker", "  - name: k8s", "configs[1].name"},
 		{"    - start: 60s", "    - start: 110s", "link.outages[0]"},
-		{"    - start: 60s", "    - start: 60s\n      direction: sideways", `link.outages[0].direction: "sideways" is not both, up or down`},
+		{"    - start: 60s", "    - start: 60s\n      direction: sideways", `link.outages[0].direction: unknown direction "sideways": want both, up or down`},
+		// What is required although its zero value would mean something.
+		{"  rate: 20mbit\n", "", "link.rate: required"},
+		{"  queue: 256p\n", "", "link.queue: required"},
+		{"  direction: both", "  direction: both\n  stream: unlimited", `load.stream: "unlimited" is not a positive rate`},
+		{"    health: {mode: probe}", "    health: {}", "configs[0].health.mode: required"},
 		{"    - at: 30s", "    - at: 5m", "link.changes[0].at"},
 		{"      heal: true", "      heal: true\n      failure_threshold: -1", "configs[1].health"},
 		{"    health: {mode: probe}", "    health: {mode: probe, heal: true}", "configs[0].health"},
@@ -332,5 +337,13 @@ func TestValidateCapsItsErrors(t *testing.T) {
 	lines := strings.Split(err.Error(), "\n")
 	if len(lines) != 11 || !strings.Contains(lines[0], "configs[4].health") || lines[10] != "spec: ... and 20 more errors" {
 		t.Errorf("%d lines:\n%v\nwant the first 10 and a count of the 20 others", len(lines), err)
+	}
+}
+
+// An empty outage direction is both, as when it is left out.
+func TestParseEmptyOutageDirection(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(specYAML, "    - start: 60s", "    - start: 60s\n      direction: \"\"", 1)))
+	if err != nil || s.Link.Outages[0].Direction != OutageBoth {
+		t.Fatalf("Parse = %v, %v; want the outage in both directions", s.Link.Outages, err)
 	}
 }
