@@ -43,9 +43,9 @@ const startLead = 100 * time.Millisecond
 
 // Run runs c split over procs children (see ChildConfig.Split) and merges
 // their results into one for c.Target with c.Conns requested. When ctx ends
-// the children are stopped and what they measured is still merged; the
-// first child that fails stops the others, and what they measured is
-// merged too.
+// the children are stopped and what they measured is still merged; a child
+// that fails once all are running leaves the others to finish their share,
+// and what every child measured is merged.
 func (fl Fleet) Run(ctx context.Context, c ChildConfig, procs int) (Result, error) {
 	configs := c.Split(procs)
 	merger := newSecondMerger(len(configs), fl.OnSecond)
@@ -57,6 +57,7 @@ func (fl Fleet) Run(ctx context.Context, c ChildConfig, procs int) (Result, erro
 		Command:      fl.Command,
 		Name:         func(i int) string { return fmt.Sprintf("load process %d", i+1) },
 		StartTimeout: fl.StartTimeout,
+		KeepGoing:    true, // each child measures on its own
 		OnReady: func(broadcast func(any)) {
 			started = true
 			broadcast(time.Now().Add(startLead).UnixNano())

@@ -41,13 +41,19 @@ type Fleet[C, M any] struct {
 	// Otherwise a child exits when its work is done, and Run returns once
 	// every child has.
 	Lasting bool
+	// KeepGoing says a child that fails once every child is ready leaves
+	// the others running to the end of their work: each measures on its
+	// own, and what they measured is kept. Run still returns the first
+	// failure. A failure before that (a child that cannot start or get
+	// ready) stops every child as always.
+	KeepGoing bool
 }
 
 // Run starts a child for each of configs, sends it its configuration, and
 // returns once every child it started has exited: nil when each did so
 // cleanly or Run's context ended first, else the first failure, a
 // *ChildError, a *StartTimeoutError or why a child could not be started.
-// The first failure stops every other child.
+// The first failure stops every other child, unless KeepGoing says otherwise.
 func (fl Fleet[C, M]) Run(ctx context.Context, configs []C) error {
 	// runCtx is every child's: its end, by ctx or by a failure, stops them.
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -55,7 +61,11 @@ func (fl Fleet[C, M]) Run(ctx context.Context, configs []C) error {
 	r := &fleetRun[C, M]{fl: fl, ctx: runCtx, cancel: cancel, ready: make(chan struct{}, len(configs))}
 	var watchers sync.WaitGroup
 	procs := r.startAll(configs, &watchers)
-	if r.waitReady(len(procs)) && fl.OnReady != nil {
+	allReady := r.waitReady(len(procs))
+	if allReady {
+		r.setRunning()
+	}
+	if allReady && fl.OnReady != nil {
 		fl.OnReady(func(v any) {
 			for _, p := range procs {
 				_ = p.send(v)
@@ -73,8 +83,15 @@ type fleetRun[C, M any] struct {
 	cancel context.CancelCauseFunc
 	ready  chan struct{} // one value per child that said it is ready
 
-	mu  sync.Mutex
-	err error // the first failure
+	mu      sync.Mutex
+	err     error // the first failure
+	running bool  // every child is ready
+}
+
+func (r *fleetRun[C, M]) setRunning() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running = true
 }
 
 // startAll starts a child per config, sends it its config and watches it
@@ -158,9 +175,10 @@ func (r *fleetRun[C, M]) childError(i int, err error) *ChildError {
 	return &ChildError{Index: i, Name: name, Err: err}
 }
 
-// fail records err as the run's failure and stops every child, unless the
-// run has already failed or been stopped: what children do once they are
-// told to stop (exit with a signal, say) is no failure of theirs.
+// fail records err as the run's failure and stops every child (with
+// KeepGoing, only before they are all ready), unless the run has already
+// failed or been stopped: what children do once they are told to stop
+// (exit with a signal, say) is no failure of theirs.
 func (r *fleetRun[C, M]) fail(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -168,7 +186,9 @@ func (r *fleetRun[C, M]) fail(err error) {
 		return
 	}
 	r.err = err
-	r.cancel(err)
+	if !r.fl.KeepGoing || !r.running {
+		r.cancel(err)
+	}
 }
 
 func (r *fleetRun[C, M]) failure() error {

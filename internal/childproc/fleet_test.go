@@ -143,6 +143,32 @@ func TestFleetChildFailsLater(t *testing.T) {
 	f.checkStopped(t, took, 0, 2)
 }
 
+// With KeepGoing a child that fails once all are ready leaves the others
+// to finish their work; its failure is still Run's.
+func TestFleetKeepGoing(t *testing.T) {
+	f := newTestFleet(t)
+	f.KeepGoing = true
+	err, _ := f.run(t.Context(), "echo", "fail-later", "echo")
+	if ce := childError(t, err); ce.Index != 1 || ce.Err.Error() != "broke" {
+		t.Errorf("Run = %v, want child 2's failure", err)
+	}
+	for _, i := range []int{0, 2} {
+		if got := f.reports[i]; !slices.Equal(got, []int{7}) {
+			t.Errorf("child %d reported %v, want it to have finished its work ([7])", i, got)
+		}
+	}
+	// Before every child is ready a failure still stops the others.
+	f = newTestFleet(t)
+	f.KeepGoing = true
+	err, took := f.run(t.Context(), "serve", "fail-before-ready")
+	if ce := childError(t, err); ce.Index != 1 {
+		t.Errorf("Run = %v, want child 2's failure", err)
+	}
+	if took > stopBound {
+		t.Errorf("took %v to stop", took)
+	}
+}
+
 func TestFleetLastingChildExits(t *testing.T) {
 	f := newTestFleet(t)
 	f.Lasting = true
