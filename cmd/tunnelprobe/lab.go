@@ -131,11 +131,13 @@ func serveRole(ctx context.Context, command string, health *server.Server, healt
 ) int {
 	var endpoints []httpserve.Endpoint
 	if health != nil {
-		endpoints = append(endpoints, httpserve.Endpoint{Name: "health", Addr: healthAddr, Serve: health.Serve})
+		endpoints = append(endpoints, httpserve.Endpoint{Name: "health", Addr: healthAddr, Serve: func(ctx context.Context, ln net.Listener) error {
+			return wrap("health server", health.Serve(ctx, ln))
+		}})
 	}
 	if controlAddr != "" {
 		endpoints = append(endpoints, httpserve.Endpoint{Name: "control", Addr: controlAddr, Serve: func(ctx context.Context, ln net.Listener) error {
-			return httpserve.Serve(ctx, ln, control, httpserve.Options{})
+			return wrap("control", httpserve.Serve(ctx, ln, control, httpserve.Options{}))
 		}})
 	}
 	err := httpserve.ServeAll(ctx, endpoints, func(name string, addr net.Addr) { fmt.Fprintf(stdout, "%s http://%s\n", name, addr) })
@@ -274,4 +276,12 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 	return serveRole(ctx, fs.Name(), srv, *health.addr, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
+}
+
+// wrap prefixes a non-nil err with what.
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }

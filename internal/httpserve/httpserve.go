@@ -94,7 +94,8 @@ type Endpoint struct {
 	Name string
 	// Addr is where it listens.
 	Addr string
-	// Serve serves on ln until ctx ends, as Serve does, and closes ln.
+	// Serve serves on ln until ctx ends, as Serve does, and closes ln; its
+	// errors say what failed.
 	Serve func(ctx context.Context, ln net.Listener) error
 }
 
@@ -119,12 +120,7 @@ func ServeAll(ctx context.Context, endpoints []Endpoint, listening func(name str
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { <-gctx.Done(); return nil }) // even with no endpoint, until ctx ends
 	for i, e := range endpoints {
-		g.Go(func() error {
-			if err := e.Serve(gctx, lns[i]); err != nil {
-				return fmt.Errorf("%s: %w", e.Name, err)
-			}
-			return nil
-		})
+		g.Go(func() error { return e.Serve(gctx, lns[i]) })
 	}
 	return g.Wait()
 }
