@@ -6,8 +6,8 @@
 //     load --tls-ca): a file that does not parse is a usage error at start;
 //   - [Following] reads it at every use and follows its changes, for a CA
 //     that is rotated while a check runs: the lab's server peer issues a
-//     new CA each time it starts. [TLSCheck] is a TLS check verified that
-//     way.
+//     new CA each time it starts, and the lab's client checks its TLS
+//     target with the CA the file holds at each check.
 //
 // Both fail, naming the file, when no certificate parses, because an empty
 // pool would make every check fail with a far less helpful "unknown

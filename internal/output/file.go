@@ -10,16 +10,26 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // File writes path with write, atomically: write fills a temporary file in
 // the same folder, which is renamed to path only once write and the close
 // succeeded. On an error the temporary file is removed and path is left as
-// it was; the error names path.
+// it was; the error names path. A symbolic link is followed, and what
+// cannot be replaced by a rename (a device such as /dev/stdout, a pipe, a
+// file bind-mounted into a container) is written in place instead.
 func File(path string, write func(io.Writer) error) error {
-	tmp, err := createTemp(path)
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real
+	}
+	if st, err := os.Stat(target); err == nil && !st.Mode().IsRegular() {
+		return wrapPath(path, inPlace(target, write))
+	}
+	tmp, err := createTemp(target)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return wrapPath(path, err)
 	}
 	buf := bufio.NewWriter(tmp)
 	err = write(buf)
@@ -30,10 +40,38 @@ func File(path string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = os.Rename(tmp.Name(), target)
+		if errors.Is(err, syscall.EBUSY) { // a mount point: copy in place
+			err = inPlace(target, func(w io.Writer) error { return copyFile(w, tmp.Name()) })
+		}
 	}
+	os.Remove(tmp.Name()) // gone already after a rename
+	return wrapPath(path, err)
+}
+
+// inPlace writes path with write in place, truncating it.
+func inPlace(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o666)
 	if err != nil {
-		os.Remove(tmp.Name())
+		return err
+	}
+	return errors.Join(write(f), f.Close())
+}
+
+// copyFile copies the file named name to w.
+func copyFile(w io.Writer, name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
+}
+
+// wrapPath names path in a non-nil err.
+func wrapPath(path string, err error) error {
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -120,3 +120,32 @@ func TestRescue(t *testing.T) {
 		t.Errorf("a write that fails: %v", err)
 	}
 }
+
+// A symbolic link is followed, not replaced, and what a rename cannot
+// replace, a device, is written in place.
+func TestFileFollowsLinksAndDevices(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.pem")
+	if err := Bytes(real, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.pem")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Bytes(link, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "new" {
+		t.Errorf("the link's target holds %q, want new", b)
+	}
+	if err := Bytes(os.DevNull, []byte("gone")); err != nil {
+		t.Errorf("writing %s: %v", os.DevNull, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("%d files in the folder, want the file and its link", len(entries))
+	}
+}
