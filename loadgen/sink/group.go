@@ -39,7 +39,7 @@ type Group struct {
 
 	srv      Server
 	mu       sync.Mutex
-	children []Stats // the counters each child last reported
+	children map[int]Stats // the counters each child that reported last reported
 }
 
 // Totals are a Group's summed counters, as its StatsHandler serves them.
@@ -49,7 +49,8 @@ type Totals struct {
 }
 
 // Totals returns the counters of every process of g so far (the children's
-// as last reported, once a second).
+// as last reported, once a second), and how many processes have counted:
+// this one and each child that reported.
 func (g *Group) Totals() Totals {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -125,7 +126,7 @@ func (g *Group) Run(ctx context.Context, ready func(addr net.Addr)) error {
 func (g *Group) runChildren(ctx context.Context, addr string, listening chan<- struct{}) error {
 	n := g.Procs - 1
 	g.mu.Lock()
-	g.children = make([]Stats, n)
+	g.children = make(map[int]Stats, n)
 	g.mu.Unlock()
 	fleet := childproc.Fleet[childConfig, Stats]{
 		Command:      g.Command,
