@@ -53,16 +53,16 @@ func newTestFleet(t *testing.T) *testFleet {
 	return f
 }
 
-// run runs f with a child per mode and returns Run's error and how long it
-// took.
-func (f *testFleet) run(ctx context.Context, modes ...string) (error, time.Duration) {
+// run runs f with a child per mode and returns how long Run took and its
+// error.
+func (f *testFleet) run(ctx context.Context, modes ...string) (time.Duration, error) {
 	configs := make([]testConfig, len(modes))
 	for i, m := range modes {
 		configs[i] = testConfig{Mode: m}
 	}
 	start := time.Now()
 	err := f.Run(ctx, configs)
-	return err, time.Since(start)
+	return time.Since(start), err
 }
 
 // childError returns err as a *ChildError, failing t when it is not one.
@@ -91,7 +91,7 @@ func (f *testFleet) checkStopped(t *testing.T, took time.Duration, children ...i
 
 func TestFleetRun(t *testing.T) {
 	f := newTestFleet(t)
-	if err, _ := f.run(t.Context(), "echo", "echo", "echo"); err != nil {
+	if _, err := f.run(t.Context(), "echo", "echo", "echo"); err != nil {
 		t.Fatal(err)
 	}
 	if !f.ready {
@@ -108,7 +108,7 @@ func TestFleetRun(t *testing.T) {
 // the start is never broadcast, and the other child is stopped.
 func TestFleetChildFailsBeforeReady(t *testing.T) {
 	f := newTestFleet(t)
-	err, took := f.run(t.Context(), "serve", "fail-before-ready")
+	took, err := f.run(t.Context(), "serve", "fail-before-ready")
 	ce := childError(t, err)
 	if ce.Index != 1 || err.Error() != "worker 2: cannot set up" {
 		t.Errorf("Run = %q (child %d), want worker 2's reason", err, ce.Index)
@@ -123,7 +123,7 @@ func TestFleetChildFailsBeforeReady(t *testing.T) {
 
 func TestFleetChildExitsBeforeReady(t *testing.T) {
 	f := newTestFleet(t)
-	err, _ := f.run(t.Context(), "exit-before-ready", "serve")
+	_, err := f.run(t.Context(), "exit-before-ready", "serve")
 	if ce := childError(t, err); !errors.Is(ce, childproc.ErrExitedBeforeReady) || err.Error() != "worker 1 exited before it was ready" {
 		t.Errorf("Run = %q, want worker 1 exited before it was ready", err)
 	}
@@ -133,7 +133,7 @@ func TestFleetChildExitsBeforeReady(t *testing.T) {
 // others, which still report as they stop.
 func TestFleetChildFailsLater(t *testing.T) {
 	f := newTestFleet(t)
-	err, took := f.run(t.Context(), "serve", "fail-later", "serve")
+	took, err := f.run(t.Context(), "serve", "fail-later", "serve")
 	if ce := childError(t, err); ce.Index != 1 || ce.Err.Error() != "broke" {
 		t.Errorf("Run = %v, want child 2's failure", err)
 	}
@@ -148,7 +148,7 @@ func TestFleetChildFailsLater(t *testing.T) {
 func TestFleetKeepGoing(t *testing.T) {
 	f := newTestFleet(t)
 	f.KeepGoing = true
-	err, _ := f.run(t.Context(), "echo", "fail-later", "echo")
+	_, err := f.run(t.Context(), "echo", "fail-later", "echo")
 	if ce := childError(t, err); ce.Index != 1 || ce.Err.Error() != "broke" {
 		t.Errorf("Run = %v, want child 2's failure", err)
 	}
@@ -160,7 +160,7 @@ func TestFleetKeepGoing(t *testing.T) {
 	// Before every child is ready a failure still stops the others.
 	f = newTestFleet(t)
 	f.KeepGoing = true
-	err, took := f.run(t.Context(), "serve", "fail-before-ready")
+	took, err := f.run(t.Context(), "serve", "fail-before-ready")
 	if ce := childError(t, err); ce.Index != 1 {
 		t.Errorf("Run = %v, want child 2's failure", err)
 	}
@@ -172,7 +172,7 @@ func TestFleetKeepGoing(t *testing.T) {
 func TestFleetLastingChildExits(t *testing.T) {
 	f := newTestFleet(t)
 	f.Lasting = true
-	err, _ := f.run(t.Context(), "serve", "exit")
+	_, err := f.run(t.Context(), "serve", "exit")
 	if ce := childError(t, err); !errors.Is(ce, childproc.ErrExited) || err.Error() != "worker 2 exited" {
 		t.Errorf("Run = %v, want worker 2 exited", err)
 	}
@@ -185,7 +185,7 @@ func TestFleetStopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	f.OnReady = func(func(any)) { cancel() }
-	err, took := f.run(ctx, "serve", "serve")
+	took, err := f.run(ctx, "serve", "serve")
 	if err != nil {
 		t.Errorf("Run = %v, want nil once stopped", err)
 	}
@@ -195,7 +195,7 @@ func TestFleetStopped(t *testing.T) {
 func TestFleetStartTimeout(t *testing.T) {
 	f := newTestFleet(t)
 	f.StartTimeout = 300 * time.Millisecond
-	err, took := f.run(t.Context(), "serve", "hang")
+	took, err := f.run(t.Context(), "serve", "hang")
 	var te *childproc.StartTimeoutError
 	if !errors.As(err, &te) || te.Limit != f.StartTimeout {
 		t.Errorf("Run = %v, want a start timeout of %v", err, f.StartTimeout)
@@ -216,7 +216,7 @@ func TestFleetCannotStart(t *testing.T) {
 		}
 		return command(ctx)
 	}
-	err, took := f.run(t.Context(), "serve", "serve")
+	took, err := f.run(t.Context(), "serve", "serve")
 	if err == nil || errors.As(err, new(*childproc.ChildError)) {
 		t.Errorf("Run = %v, want why the child could not start", err)
 	}
