@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
+	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 )
 
@@ -174,7 +175,7 @@ func containerEnv(t *testing.T, c corev1.Container, indexed bool, index int) map
 // commandFlags parses the arguments of a tunnelprobe command line (args[0]
 // names the command) with the command's real flag set and env as the
 // environment, and checks them as the command would. It returns the flag
-// set, the parsed flags (*serveFlags, *loadFlags, *sinkFlags or
+// set, the parsed flags (*serveflags.Flags, *loadFlags, *sinkFlags or
 // *probeFlags) and the error.
 func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, error) {
 	if len(args) == 0 {
@@ -186,11 +187,11 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 	var err error
 	switch args[0] {
 	case "serve":
-		var f serveFlags
-		f.register(fs)
-		if err = cliflag.Parse(fs, args[1:], getenv, serveExclusive...); err == nil {
-			if _, err = buildChecks(&f, nil); err == nil {
-				_, err = f.serverConfig(fs, io.Discard)
+		var f serveflags.Flags
+		f.Register(fs)
+		if err = cliflag.Parse(fs, args[1:], getenv, serveflags.Exclusive...); err == nil {
+			if _, err = f.BuildChecks(nil); err == nil {
+				_, err = f.ServerConfig(fs, io.Discard)
 			}
 		}
 		return fs, &f, orArgs(fs, err)
@@ -375,16 +376,16 @@ func TestVPNDeploymentProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := parsed.(*serveFlags)
-	if f.server.Monitor.Mode.String() != "probe" {
-		t.Errorf("sidecar mode %s, want probe: the kubelet's probes drive the checks", f.server.Monitor.Mode)
+	f := parsed.(*serveflags.Flags)
+	if f.Server.Monitor.Mode.String() != "probe" {
+		t.Errorf("sidecar mode %s, want probe: the kubelet's probes drive the checks", f.Server.Monitor.Mode)
 	}
-	if f.lightProbe == "" {
+	if f.LightProbe == "" {
 		t.Error("the sidecar has no --light-probe: without one, nothing proves the tunnel alive and every check dials")
 	}
-	host, portText, err := net.SplitHostPort(f.listen)
+	host, portText, err := net.SplitHostPort(f.Listen)
 	if err != nil || host != testPodIP {
-		t.Errorf("sidecar listens on %q, want the pod IP (%s in this test)", f.listen, testPodIP)
+		t.Errorf("sidecar listens on %q, want the pod IP (%s in this test)", f.Listen, testPodIP)
 	}
 	port, _ := strconv.Atoi(portText)
 
@@ -426,7 +427,7 @@ func TestVPNDeploymentProbes(t *testing.T) {
 
 // checkProbe checks one kubelet probe against serve running with the
 // sidecar's flags f (listening on port in the pod).
-func checkProbe(t *testing.T, s *runningCommand, f *serveFlags, port int, kind string, p *corev1.Probe) {
+func checkProbe(t *testing.T, s *runningCommand, f *serveflags.Flags, port int, kind string, p *corev1.Probe) {
 	g := p.HTTPGet
 	if g == nil {
 		t.Fatal("not an httpGet probe")
@@ -458,8 +459,8 @@ func checkProbe(t *testing.T, s *runningCommand, f *serveFlags, port int, kind s
 		if server >= timeout {
 			t.Errorf("?timeout=%v is not under timeoutSeconds %v", server, timeout)
 		}
-		if server > f.server.Monitor.MaxCheckTimeout {
-			t.Errorf("?timeout=%v exceeds --max-check-timeout %v", server, f.server.Monitor.MaxCheckTimeout)
+		if server > f.Server.Monitor.MaxCheckTimeout {
+			t.Errorf("?timeout=%v exceeds --max-check-timeout %v", server, f.Server.Monitor.MaxCheckTimeout)
 		}
 	}
 	code, body := s.get(t, g.Path)
@@ -630,7 +631,7 @@ func TestComposeFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("command %q: %v", health.Command, err)
 	}
-	f := parsed.(*serveFlags)
+	f := parsed.(*serveflags.Flags)
 	for name := range health.Environment {
 		if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
 			t.Errorf("%s sets no flag of serve", name)
@@ -677,9 +678,9 @@ func TestComposeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, servePort, _ := net.SplitHostPort(f.listen)
+	_, servePort, _ := net.SplitHostPort(f.Listen)
 	if u.Hostname() != "127.0.0.1" || u.Port() != servePort {
-		t.Errorf("the healthcheck probes %s, serve listens on %s", u.Host, f.listen)
+		t.Errorf("the healthcheck probes %s, serve listens on %s", u.Host, f.Listen)
 	}
 	if q := u.Query().Get("timeout"); q != "" {
 		if d, err := time.ParseDuration(q); err != nil || d >= pf.kubelet.Timeout {

@@ -13,6 +13,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
+	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
@@ -42,7 +43,7 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 	control := cliflag.AddrVar(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link, POST /restart); empty for none")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
 	health := registerLabHealth(fs, "the lab's TLS target")
-	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveflags.Exclusive...); !ok {
 		return code
 	}
 	if err := health.configure(fs, stderr); err != nil {
@@ -75,7 +76,7 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 // and log flags: the health server beside the client peer, its check fixed
 // to the TLS target through the tunnel.
 type labHealthFlags struct {
-	serveFlags
+	serveflags.Flags
 	addr     *string
 	evidence *bool
 	heal     *bool
@@ -84,8 +85,8 @@ type labHealthFlags struct {
 
 func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
 	h := &labHealthFlags{}
-	h.registerMonitor(fs)
-	h.registerLog(fs)
+	h.RegisterMonitor(fs)
+	h.RegisterLog(fs)
 	h.addr = cliflag.AddrVar(fs, "serve", "", true, "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
 		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
 	h.evidence = fs.Bool("evidence", false, "with --serve: prove the tunnel alive with a light probe (an ICMP echo of the server peer) and\n"+
@@ -97,7 +98,7 @@ func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
 // configure builds the server configuration from the flags of fs, before
 // the role starts; an error is a usage error.
 func (h *labHealthFlags) configure(fs *flag.FlagSet, stderr io.Writer) (err error) {
-	h.cfg, err = h.serverConfig(fs, stderr)
+	h.cfg, err = h.ServerConfig(fs, stderr)
 	return err
 }
 
@@ -115,11 +116,11 @@ func (h *labHealthFlags) server(check middleware.Checker, restart middleware.Hea
 	}
 	if *h.evidence {
 		probe := client.LightProbe()
-		if err := h.setEvidence(&cfg, &probe, client, map[string]bool{}); err != nil {
+		if err := h.SetEvidence(&cfg, &probe, client, map[string]bool{}); err != nil {
 			return nil, err
 		}
 	}
-	h.applyPreset(&cfg, client.SmallCheck(), check)
+	h.ApplyPreset(&cfg, client.SmallCheck(), check)
 	return server.New(check, cfg)
 }
 
@@ -240,7 +241,7 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	health := registerLabHealth(fs, "the TLS target")
 	tlsCA := fs.String("tls-ca", "", "PEM `file` of the TLS target's CA (the server's --ca-out), read again whenever it changes;\n"+
 		"required with --serve")
-	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveExclusive...); !ok {
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveflags.Exclusive...); !ok {
 		return code
 	}
 	if err := health.configure(fs, stderr); err != nil {

@@ -1,23 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
-	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
-	"github.com/tunnelprobe/tunnelprobe/middleware/server"
-	"github.com/tunnelprobe/tunnelprobe/middleware/target"
-	"github.com/tunnelprobe/tunnelprobe/middleware/wgstats"
+	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 )
 
 const serveUsage = `Usage: tunnelprobe serve [flags]
@@ -30,275 +21,27 @@ Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
 Several --target flags pass when any one of them does.
 `
 
-// serveFlags holds the flags of the serve command. The lab's roles run the
-// same health server and register the same monitor and log flags with
-// registerMonitor and registerLog.
-type serveFlags struct {
-	listen string
-
-	// The check: see registerCheck.
-	targets     cliflag.StringList
-	check       string
-	tlsCA       cafile.File
-	tlsInsecure bool
-	dnsServer   string
-
-	// The server and its monitor: see registerMonitor. Timeouts comes from
-	// --timeout or --timeouts; a preset replaces the loop (see
-	// applyPreset).
-	preset   string
-	server   server.Config
-	timeout  time.Duration
-	timeouts middleware.Ladder
-
-	// Evidence: serve's --light-probe and its counters from
-	// --evidence-iface or --evidence-wireguard, or the lab's client peer's
-	// probe and counters; the rest shapes it (see evidence).
-	lightProbe                string
-	evidenceIface, evidenceWG string
-	evidence                  middleware.Evidence
-
-	// Logs: see registerLog.
-	logFormat string
-	logLevel  slog.Level
-}
-
-// presetExcludes are the flags a --preset fixes.
-var presetExcludes = []string{"mode", "period", "timeout", "timeouts", "failure-threshold", "light-probe", "evidence-iface", "evidence-wireguard", "evidence"}
-
-// serveExclusive lists the flags that set the same thing, for cliflag.Parse.
-var serveExclusive = [][]string{{"timeout", "timeouts"}, {"evidence-iface", "evidence-wireguard"}}
-
-// register registers every flag of the serve command on fs. Parse them with
-// cliflag.Parse(fs, args, getenv, serveExclusive...).
-func (f *serveFlags) register(fs *flag.FlagSet) {
-	fs.Var(cliflag.Addr(&f.listen, ":9999", false), "listen", "`address` to serve the health endpoints on; port 0 picks a free port")
-	f.registerCheck(fs)
-	f.registerMonitor(fs)
-	f.registerLog(fs)
-	fs.StringVar(&f.lightProbe, "light-probe", "", "prove the tunnel alive with a light probe of this `target` reached through it, every --evidence-interval:\n"+
-		"an answer in the --evidence-window passes a check at once, a window without one fails it (docs/serve.md);\n"+
-		"HOST tries icmp, then udp-dns to HOST:53, then tcp to HOST:443, and takes the first that can work here;\n"+
-		"icmp://HOST, udp-dns://HOST[:PORT] or tcp://HOST[:PORT] takes that kind only, e.g. 1.1.1.1 or 10.64.0.1")
-	fs.Var(cliflag.String(&f.evidenceIface, cliflag.InterfaceName), "evidence-iface", "the tunnel's network `interface` (wg0, tun0): the light probe leaves by it or not at all, and its\n"+
-		"counters are read: a window of sending into silence fails a check at once; what arrives never passes one")
-	fs.Var(cliflag.String(&f.evidenceWG, cliflag.InterfaceName), "evidence-wireguard", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
-		"--metrics then also exports each peer's handshake age")
-	fs.BoolVar(&f.server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
-}
-
-// registerCheck registers the flags that say what to check.
-func (f *serveFlags) registerCheck(fs *flag.FlagSet) {
-	fs.Var(&f.targets, "target", "`target` to check, repeatable: tcp://host:port, tls://host[:port], http(s)://..., dns://[server/]name,\n"+
-		"icmp://host, udp-dns://server[:port][/name], or without a scheme as --check says: host[:port] for tcp and tls\n"+
-		"(port 443 when missing), a URL for http, a host name for dns and icmp, server[/name] for udp-dns;\n"+
-		"several pass when any one does (default cloudflare.com:443, https://cloudflare.com/ for http,\n"+
-		"cloudflare.com for dns, 1.1.1.1 for icmp and udp-dns)")
-	fs.Var(cliflag.Choice(&f.check, "tls", "tcp", "tls", "http", "dns", "icmp", "udp-dns"), "check",
-		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
-			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
-			"udp-dns (one DNS query over UDP, any answer passes)")
-	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
-	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
-	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
-}
-
-// registerMonitor registers the flags that say how the checks are driven.
-func (f *serveFlags) registerMonitor(fs *flag.FlagSet) {
-	m := &f.server.Monitor
-	fs.Var(cliflag.Choice(&f.preset, "", "upstream"), "preset", "`name` of a whole configuration instead of the loop's flags: upstream is the upstream VPN client's\n"+
-		"current check (an ICMP echo each minute, the targets' checks every 5 minutes, fixed try timeouts,\n"+
-		"a heal when every try of a check failed; docs/serve.md); it excludes --mode, --period, --timeout(s),\n"+
-		"--failure-threshold, --light-probe and --evidence-iface/--evidence-wireguard")
-	fs.TextVar(&m.Mode, "mode", middleware.ModeLoop, "`mode`: loop (the health loop checks and heals), probe (only /check/ calls check),\n"+
-		"auto (the loop stands down while /check/ is called at least once per period)")
-	fs.Var(cliflag.Duration(&m.Period, middleware.DefaultPeriod, false), "period", "`duration` the loop waits after a passing check")
-	fs.Var(cliflag.Duration(&f.timeout, middleware.DefaultTimeout, false), "timeout", "fixed `duration` of each loop check; excludes --timeouts")
-	fs.TextVar(&f.timeouts, "timeouts", middleware.Ladder(nil), "`ladder` of loop check timeouts, one step up per consecutive failure, e.g. 2s,4s,6s,8s,10s;\n"+
-		"\"reference\" is that ladder; excludes --timeout")
-	fs.Var(cliflag.Int(&m.FailureThreshold, 1, 1), "failure-threshold", "`count` of consecutive failed checks that make the state unhealthy")
-	fs.Var(cliflag.Duration(&m.MaxCheckTimeout, middleware.DefaultMaxCheckTimeout, false), "max-check-timeout",
-		"the longest `duration` a /check/ run may take, whatever its callers ask")
-	fs.Var(cliflag.Duration(&m.MaxWait, middleware.DefaultMaxWait, false), "max-wait", "the longest `duration` the status endpoint's ?wait= may wait")
-	fs.Var(cliflag.Duration(&m.MinCheckInterval, 0, true), "min-check-interval",
-		"`duration` during which /check/ serves the last result again instead of checking; 0 checks every time")
-	fs.StringVar(&f.server.HealCommand, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN;\n"+
-		"its exit status decides, and what it leaves in its process group is killed: start a daemon with\n"+
-		"setsid sh -c 'daemon >>log 2>&1 &' (docs/serve.md)")
-	fs.Var(cliflag.Duration(&m.HealTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
-		"the longest `duration` a heal may take: then its command is killed and the heal reported as failed")
-	f.registerEvidence(fs)
-	fs.BoolVar(&m.HideErrors, "hide-errors", false, "keep error details out of HTTP answers (they are still logged)")
-}
-
-// registerEvidence registers the flags that shape the evidence, whichever
-// its sources.
-func (f *serveFlags) registerEvidence(fs *flag.FlagSet) {
-	e := &f.evidence
-	fs.Var(cliflag.MinDuration(&e.Window, middleware.DefaultEvidenceWindow, middleware.MinEvidenceDuration), "evidence-window",
-		"how long the tunnel may go without an answer to a light probe (or send into silence) before a check fails:\n"+
-			"the tolerance, whatever the prober's period (`duration`)")
-	fs.Var(cliflag.MinDuration(&e.Interval, middleware.DefaultEvidenceInterval, middleware.MinEvidenceDuration), "evidence-interval",
-		"`duration` between two light probes, and between two reads of the counters")
-	fs.Var(cliflag.MinDuration(&e.ProbeTimeout, middleware.DefaultProbeTimeout, middleware.MinEvidenceDuration), "light-probe-timeout",
-		"how long a light probe's answer is awaited (`duration`): a queue longer than that loses answers")
-	fs.Var(cliflag.Share(&e.MaxLoss), "max-loss", "fail checks while more than this `share` of the light probes (0.2: 20%) went unanswered over\n"+
-		"--loss-window; 0 reports the loss only")
-	fs.Var(cliflag.MinDuration(&e.LossWindow, middleware.DefaultLossWindow, middleware.MinEvidenceDuration), "loss-window",
-		"`duration` over which the light probes' loss and round trip are measured and reported")
-}
-
-// registerLog registers the logging flags.
-func (f *serveFlags) registerLog(fs *flag.FlagSet) {
-	fs.Var(cliflag.Choice(&f.logFormat, "text", "text", "json"), "log-format", "log `format` on stderr: text or json")
-	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
-}
-
-// serverConfig returns the server configuration the flags of fs ask for,
-// logging to w. An error is a usage error.
-func (f *serveFlags) serverConfig(fs *flag.FlagSet, w io.Writer) (server.Config, error) {
-	cfg := f.server
-	opts := &slog.HandlerOptions{Level: f.logLevel}
-	cfg.Logger = slog.New(slog.NewTextHandler(w, opts))
-	if f.logFormat == "json" {
-		cfg.Logger = slog.New(slog.NewJSONHandler(w, opts))
-	}
-	cfg.Monitor.Timeouts = middleware.Ladder{f.timeout}
-	given := cliflag.Given(fs)
-	for _, name := range presetExcludes {
-		if f.preset != "" && given[name] {
-			return server.Config{}, fmt.Errorf("--preset %s fixes what --%s sets: give one", f.preset, name)
-		}
-	}
-	if given["timeouts"] {
-		if given["timeout"] {
-			return server.Config{}, errors.New("--timeout and --timeouts (or TUNNELPROBE_TIMEOUT and TUNNELPROBE_TIMEOUTS) exclude each other: give one")
-		}
-		cfg.Monitor.Timeouts = f.timeouts
-	}
-	if given["evidence-iface"] && given["evidence-wireguard"] {
-		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
-	}
-	var src middleware.CounterSource
-	var probeDialer middleware.Dialer // nil: the host's routes
-	switch {
-	case f.evidenceIface != "":
-		src, probeDialer = middleware.InterfaceCounters(f.evidenceIface), middleware.BoundDialer(f.evidenceIface)
-	case f.evidenceWG != "":
-		src, probeDialer = &wgstats.Device{Name: f.evidenceWG}, middleware.BoundDialer(f.evidenceWG)
-	}
-	var probe *middleware.LightProbe
-	if f.lightProbe != "" {
-		// Bound to the tunnel's interface when serve knows it: a tunnel
-		// whose routes went away must not let the probe out another way.
-		p, skipped, err := middleware.ChooseLightProbe(context.Background(), f.lightProbe, probeDialer)
-		if err != nil {
-			return server.Config{}, fmt.Errorf("invalid value %q for flag --light-probe: %w", f.lightProbe, err)
-		}
-		for _, why := range skipped {
-			cfg.Logger.Warn("light probe cannot work here; trying the next kind", "err", why)
-		}
-		probe = &p
-	}
-	if err := f.setEvidence(&cfg, probe, src, given); err != nil {
-		return server.Config{}, err
-	}
-	return cfg, nil
-}
-
-// setEvidence sets cfg's evidence from probe and src, either of which may
-// be nil, shaped by the evidence flags; those flags without a source are a
-// usage error.
-func (f *serveFlags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource, given map[string]bool) error {
-	if probe == nil && src == nil {
-		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window"} {
-			if given[name] && !given["evidence"] { // the lab roles' --evidence sets its own
-				return fmt.Errorf("--%s shapes the evidence, and none is configured (--light-probe, --evidence-iface)", name)
-			}
-		}
-		return nil
-	}
-	if probe == nil {
-		for _, name := range []string{"light-probe-timeout", "max-loss", "loss-window"} {
-			if given[name] {
-				return fmt.Errorf("--%s shapes the light probes: give --light-probe too", name)
-			}
-		}
-	}
-	ev := f.evidence
-	switch { // each flag is in range: see registerEvidence
-	case ev.Interval > ev.Window:
-		return fmt.Errorf("--evidence-interval %v is longer than --evidence-window %v: a window must hold a probe", ev.Interval, ev.Window)
-	case ev.MaxLoss > 0 && ev.LossWindow < middleware.MinLossSample*ev.Interval:
-		return fmt.Errorf("--loss-window %v holds fewer than the %d probes --max-loss needs, one every --evidence-interval %v",
-			ev.LossWindow, middleware.MinLossSample, ev.Interval)
-	}
-	ev.Probe, ev.Source = probe, src
-	cfg.Monitor.Evidence = &ev
-	return nil
-}
-
-// applyPreset makes cfg the --preset's configuration, if one was given,
-// with small and full as its checks.
-func (f *serveFlags) applyPreset(cfg *server.Config, small middleware.Checker, full ...middleware.Checker) {
-	if f.preset == "upstream" {
-		up := preset.Upstream(small, full...)
-		cfg.Monitor.Mode, cfg.Monitor.FailureThreshold, cfg.Monitor.Tiers = up.Mode, up.FailureThreshold, up.Tiers
-	}
-}
-
-// buildChecks returns the checks of the targets the flags ask for, dialing
-// through dialer (nil: the host network). An error is a usage error.
-func buildChecks(f *serveFlags, dialer middleware.Dialer) ([]middleware.Checker, error) {
-	targets := f.targets.Values
-	if len(targets) == 0 && f.preset == "upstream" {
-		targets = preset.UpstreamTargets
-	}
-	checks, err := target.ParseList(targets, f.check, target.Options{
-		Dialer: dialer, RootCAs: f.tlsCA.Pool, InsecureSkipVerify: f.tlsInsecure, DNSServer: f.dnsServer,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("invalid value for flag --target: %w", err)
-	}
-	return checks, nil
-}
-
 // serveCommand implements "tunnelprobe serve", with the environment read
 // through getenv.
 func serveCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = "tunnelprobe serve"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	var f serveFlags
-	f.register(fs)
-	if code, ok := cliflag.ParseCommand(fs, args, getenv, serveUsage, stdout, stderr, serveExclusive...); !ok {
+	var f serveflags.Flags
+	f.Register(fs)
+	if code, ok := cliflag.ParseCommand(fs, args, getenv, serveUsage, stdout, stderr, serveflags.Exclusive...); !ok {
 		return code
 	}
-	checks, err := buildChecks(&f, nil)
+	srv, cfg, err := f.NewServer(fs, stderr)
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
-	cfg, err := f.serverConfig(fs, stderr)
+	ln, err := net.Listen("tcp", f.Listen)
 	if err != nil {
-		return cliflag.UsageError(stderr, name, err)
-	}
-	dnsServer := cmp.Or(f.dnsServer, preset.UpstreamEchoTargets[0])
-	f.applyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, preset.UpstreamEchoTargets...), checks...)
-	checker := checks[0] // several pass when any one does
-	if len(checks) > 1 {
-		checker = middleware.AnyOf(checks...)
-	}
-	srv, err := server.New(checker, cfg)
-	if err != nil {
-		return cliflag.UsageError(stderr, name, err)
-	}
-
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: cannot listen on %s: %v\n", name, f.listen, err)
+		fmt.Fprintf(stderr, "%s: cannot listen on %s: %v\n", name, f.Listen, err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
-	attrs := []any{"addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.check}
+	attrs := []any{"addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.Check}
 	if ev := cfg.Monitor.Evidence; ev != nil && ev.Probe != nil {
 		attrs = append(attrs, "light_probe", ev.Probe.Kind+" "+ev.Probe.Target)
 	}

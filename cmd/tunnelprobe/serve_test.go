@@ -20,6 +20,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
+	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
@@ -389,14 +390,14 @@ func TestServeFlagsConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var f serveFlags
+			var f serveflags.Flags
 			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
-			f.register(fs)
-			if err := cliflag.Parse(fs, tt.args, envMap(tt.env), serveExclusive...); err != nil {
+			f.Register(fs)
+			if err := cliflag.Parse(fs, tt.args, envMap(tt.env), serveflags.Exclusive...); err != nil {
 				t.Fatal(err)
 			}
-			sc, err := f.serverConfig(fs, io.Discard)
+			sc, err := f.ServerConfig(fs, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -418,9 +419,9 @@ func TestServeHelp(t *testing.T) {
 	if code := serveCommand(context.Background(), []string{"--help"}, envMap(nil), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d, want 0; stderr: %s", code, &stderr)
 	}
-	var f serveFlags
+	var f serveflags.Flags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f.register(fs)
+	f.Register(fs)
 	help := stdout.String()
 	fs.VisitAll(func(fl *flag.Flag) {
 		if !strings.Contains(help, "--"+fl.Name+" ") && !strings.Contains(help, "--"+fl.Name+"\n") {
@@ -500,14 +501,14 @@ func TestServeShutdownDuringCheck(t *testing.T) {
 
 func TestServeHealFlag(t *testing.T) {
 	t.Parallel()
-	var f serveFlags
+	var f serveflags.Flags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	f.register(fs)
+	f.Register(fs)
 	heal := "touch /tmp/healed"
 	if err := cliflag.Parse(fs, nil, envMap(map[string]string{"TUNNELPROBE_HEAL_CMD": heal})); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.serverConfig(fs, io.Discard)
+	cfg, err := f.ServerConfig(fs, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +521,7 @@ func TestServeHealFlag(t *testing.T) {
 	if err := cliflag.Parse(fs, []string{"--heal-timeout", "3s"}, envMap(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, _ := f.serverConfig(fs, io.Discard); cfg.Monitor.HealTimeout != 3*time.Second {
+	if cfg, _ := f.ServerConfig(fs, io.Discard); cfg.Monitor.HealTimeout != 3*time.Second {
 		t.Errorf("--heal-timeout 3s gave HealTimeout %v", cfg.Monitor.HealTimeout)
 	}
 }
