@@ -1,8 +1,9 @@
 // Command size checks the limits docs/development.md states: no function
-// over 80 lines, none in cmd/tunnelprobe over 60. It prints the longest
-// functions, the lines of cmd/tunnelprobe outside tests and the exported
-// identifiers of package middleware, and exits 1 when a function is over
-// its limit. Run it from the repository's root: go run ./ci/size
+// over 80 lines, none in cmd/tunnelprobe over 60, and cmd/tunnelprobe at
+// most 1,500 lines outside tests (flags, wiring and printing; the work is in
+// the packages). It prints the longest functions, those lines and the
+// exported identifiers of package middleware, and exits 1 when a limit is
+// passed. Run it from the repository's root: go run ./ci/size
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 const (
 	maxLines    = 80
 	maxCmdLines = 60
+	maxCmdSize  = 1500
 	cmdDir      = "cmd/tunnelprobe"
 )
 
@@ -81,11 +83,14 @@ func main() {
 			fmt.Printf("%4d lines: %s\n", fn.lines, fn.name)
 		}
 	}
-	fmt.Printf("%s: %d lines outside tests\n", cmdDir, cmdLines)
+	fmt.Printf("%s: %d lines outside tests (limit %d)\n", cmdDir, cmdLines, maxCmdSize)
+	if cmdLines > maxCmdSize {
+		over++
+	}
 	fmt.Printf("middleware: %d exported functions, %d types, %d vars, %d consts\n",
 		exported["func"], exported["type"], exported["var"], exported["const"])
 	if over > 0 {
-		fmt.Printf("%d functions over their limit\n", over)
+		fmt.Printf("%d limits passed\n", over)
 		os.Exit(1)
 	}
 }
