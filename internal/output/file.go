@@ -10,25 +10,31 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
 // File writes path with write, atomically: write fills a temporary file in
 // the same folder, which is renamed to path only once write and the close
 // succeeded. On an error the temporary file is removed and path is left as
-// it was; the error names path. A symbolic link is followed, and what
-// cannot be replaced by a rename (a device such as /dev/stdout, a pipe, a
-// file bind-mounted into a container) is written in place instead.
+// it was; the error names path.
+//
+// A symbolic link is followed, to its target even when that does not exist
+// yet. What a rename cannot replace is written in place, truncated first,
+// as os.WriteFile would: a path under /dev or /proc (/dev/stdout, which
+// may stand for a file the shell opened), a device or pipe, an existing
+// file in a folder that takes no new file, a file bind-mounted into a
+// container.
 func File(path string, write func(io.Writer) error) error {
-	target := path
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		target = real
-	}
-	if st, err := os.Stat(target); err == nil && !st.Mode().IsRegular() {
+	target := resolve(path)
+	if inPlaceOnly(target) {
 		return wrapPath(path, inPlace(target, write))
 	}
 	tmp, err := createTemp(target)
 	if err != nil {
+		if _, serr := os.Stat(target); serr == nil && isPermission(err) {
+			err = inPlace(target, write) // an existing file in a folder we cannot write
+		}
 		return wrapPath(path, err)
 	}
 	buf := bufio.NewWriter(tmp)
@@ -47,6 +53,44 @@ func File(path string, write func(io.Writer) error) error {
 	}
 	os.Remove(tmp.Name()) // gone already after a rename
 	return wrapPath(path, err)
+}
+
+// resolve follows path's symbolic links, also to a target that does not
+// exist yet; path itself otherwise. A path under /dev is kept as given:
+// /dev/stdout must stay the process's descriptor, not the file behind it.
+func resolve(path string) string {
+	if underDevOrProc(path) {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	if link, err := os.Readlink(path); err == nil { // dangling
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(path), link)
+		}
+		return link
+	}
+	return path
+}
+
+// inPlaceOnly says whether path is to be written in place: under /dev or
+// /proc, or an existing file that is not a regular one.
+func inPlaceOnly(path string) bool {
+	if underDevOrProc(path) {
+		return true
+	}
+	st, err := os.Stat(path)
+	return err == nil && !st.Mode().IsRegular()
+}
+
+func underDevOrProc(path string) bool {
+	abs, err := filepath.Abs(path)
+	return err == nil && (strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/"))
+}
+
+func isPermission(err error) bool {
+	return errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
 // inPlace writes path with write in place, truncating it.

@@ -149,3 +149,45 @@ func TestFileFollowsLinksAndDevices(t *testing.T) {
 		t.Errorf("%d files in the folder, want the file and its link", len(entries))
 	}
 }
+
+// A dangling link gets its target created; /dev/stdout stays the
+// descriptor rather than the file behind it.
+func TestFileDanglingLinkAndDevPaths(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "ca.pem")
+	if err := os.Symlink("real.pem", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Bytes(link, []byte("ca")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "real.pem")); err != nil || string(b) != "ca" {
+		t.Errorf("the link's target holds %q, %v; want it created", b, err)
+	}
+	if got := resolve("/dev/stdout"); got != "/dev/stdout" || !inPlaceOnly(got) {
+		t.Errorf("/dev/stdout resolves to %q (in place: %v), want itself, written in place", got, inPlaceOnly(got))
+	}
+}
+
+// An existing file in a folder that takes no new file is written in place,
+// as os.WriteFile would.
+func TestFileInAFolderThatTakesNoNewFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root creates files in any folder: nothing to refuse")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ca.pem")
+	if err := Bytes(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	if err := Bytes(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("file holds %q, want new", b)
+	}
+}
