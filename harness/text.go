@@ -33,6 +33,9 @@ func (q *QueueLimit) UnmarshalText(text []byte) error {
 
 // UnmarshalJSON reads a string for ParseQueue or a number of bytes.
 func (q *QueueLimit) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // left as it was, as encoding/json does with null
+	}
 	s, err := textnum.JSONText(b)
 	if err != nil {
 		return err

@@ -107,11 +107,9 @@ func Parse(data []byte) (Spec, error) {
 	if err := dec.Decode(new(json.RawMessage)); !errors.Is(err, io.EOF) {
 		return Spec{}, errors.New("spec: more than one document")
 	}
-	if errs := missingFields(js, s); len(errs) > 0 {
-		return Spec{}, errs.join()
-	}
-	if err := s.Validate(); err != nil {
-		return Spec{}, err
+	missing := missingFields(js, s)
+	if err := s.Validate(); err != nil || len(missing) > 0 {
+		return Spec{}, errors.Join(missing.join(), err)
 	}
 	return s, nil
 }
@@ -135,17 +133,20 @@ func missingFields(js []byte, s Spec) specErrors {
 	if json.Unmarshal(js, &written) != nil {
 		return nil // decoded already: the shapes match
 	}
+	given := func(obj map[string]json.RawMessage, key string) bool {
+		v, ok := jsonKey(obj, key)
+		return ok && string(v) != "null" // YAML's "key:" with no value
+	}
 	for _, key := range []string{"rate", "queue"} {
-		if _, ok := jsonKey(written.Link, key); !ok {
+		if !given(written.Link, key) {
 			errs.bad("link."+key, "required")
 		}
 	}
-	if written.Load.Stream != nil && s.Load.Stream <= 0 {
-		errs.bad("load.stream", "%s is not a positive rate", written.Load.Stream)
+	if stream := written.Load.Stream; stream != nil && string(stream) != "null" && s.Load.Stream <= 0 {
+		errs.bad("load.stream", "%s is not a positive rate", stream)
 	}
 	for i, c := range written.Configs {
-		_, preset := jsonKey(c.Health, "preset")
-		if _, ok := jsonKey(c.Health, "mode"); !ok && !preset {
+		if !given(c.Health, "mode") && (i >= len(s.Configs) || s.Configs[i].Health.Preset == "") {
 			errs.bad(fmt.Sprintf("configs[%d].health.mode", i), "required: loop, probe or auto")
 		}
 	}

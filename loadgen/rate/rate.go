@@ -129,6 +129,9 @@ func (r *Rate) UnmarshalText(text []byte) error {
 
 // UnmarshalJSON reads a string for Parse or a number of bits per second.
 func (r *Rate) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // left as it was, as encoding/json does with null
+	}
 	s, err := textnum.JSONText(b)
 	if err != nil {
 		return err
