@@ -85,17 +85,14 @@ func (fl Fleet) Run(ctx context.Context, c ChildConfig, procs int) (Result, erro
 // the conns requested, and joins the fleet's error runErr with the names
 // of the other children that reported no result.
 func mergeChildren(ctx context.Context, results []*Result, runErr error, target string, conns int) (Result, error) {
-	failed := -1
-	if ce := (*childproc.ChildError)(nil); errors.As(runErr, &ce) {
-		failed = ce.Index
-	}
+	failed := failedChildren(runErr)
 	var merge []Result
 	errs := []error{runErr}
 	for i, r := range results {
 		switch {
 		case r != nil:
 			merge = append(merge, *r)
-		case i != failed:
+		case !failed[i]:
 			errs = append(errs, fmt.Errorf("load process %d reported no result", i+1))
 		}
 	}
@@ -113,6 +110,25 @@ func mergeChildren(ctx context.Context, results []*Result, runErr error, target 
 	// Requested is what was asked for, also of a child that failed.
 	merged.ConnsRequested = conns
 	return merged, errors.Join(errs...)
+}
+
+// failedChildren returns the indexes of the children err says failed: one
+// or, from a fleet that kept going, several joined.
+func failedChildren(err error) map[int]bool {
+	failed := map[int]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		if ce, ok := err.(*childproc.ChildError); ok {
+			failed[ce.Index] = true
+		}
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return failed
 }
 
 // secondMerger adds up the seconds that n children report, for the

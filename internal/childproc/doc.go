@@ -11,7 +11,9 @@
 // to Receive until the child exits. The first child that fails (says why,
 // exits before it is ready, exits with an error, or exits at all while
 // Fleet.Lasting) stops the others and is [Fleet.Run]'s error, a
-// [*ChildError]. The end of Run's context stops every child as Ctrl-C
+// [*ChildError]; with Fleet.KeepGoing, a child that fails once all are
+// ready leaves the others to finish, and Run returns every child's failure
+// joined. The end of Run's context stops every child as Ctrl-C
 // would, with SIGTERM, so that it still reports what it measured; a child
 // is killed only if it has not exited [WaitDelay] later.
 //

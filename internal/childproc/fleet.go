@@ -43,9 +43,9 @@ type Fleet[C, M any] struct {
 	Lasting bool
 	// KeepGoing says a child that fails once every child is ready leaves
 	// the others running to the end of their work: each measures on its
-	// own, and what they measured is kept. Run still returns the first
-	// failure. A failure before that (a child that cannot start or get
-	// ready) stops every child as always.
+	// own, and what they measured is kept. Run then returns every child's
+	// failure, joined. A failure before that (a child that cannot start or
+	// get ready) stops every child as always.
 	KeepGoing bool
 }
 
@@ -65,7 +65,7 @@ func (fl Fleet[C, M]) Run(ctx context.Context, configs []C) error {
 	if allReady {
 		r.setRunning()
 	}
-	if allReady && fl.OnReady != nil {
+	if allReady && r.ctx.Err() == nil && fl.OnReady != nil {
 		fl.OnReady(func(v any) {
 			for _, p := range procs {
 				_ = p.send(v)
@@ -88,10 +88,12 @@ type fleetRun[C, M any] struct {
 	running bool  // every child is ready
 }
 
+// setRunning records that every child is ready, unless the run failed or
+// ended meanwhile: what fails from then on is KeepGoing's to let be.
 func (r *fleetRun[C, M]) setRunning() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.running = true
+	r.running = r.err == nil && r.ctx.Err() == nil
 }
 
 // startAll starts a child per config, sends it its config and watches it
@@ -182,11 +184,13 @@ func (r *fleetRun[C, M]) childError(i int, err error) *ChildError {
 func (r *fleetRun[C, M]) fail(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.err != nil || r.ctx.Err() != nil {
-		return
-	}
-	r.err = err
-	if !r.fl.KeepGoing || !r.running {
+	keepGoing := r.fl.KeepGoing && r.running
+	switch {
+	case r.ctx.Err() != nil:
+	case keepGoing:
+		r.err = errors.Join(r.err, err) // every child's, in the order they failed
+	case r.err == nil:
+		r.err = err
 		r.cancel(err)
 	}
 }
