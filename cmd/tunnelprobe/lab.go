@@ -116,7 +116,7 @@ func (h *labHealthFlags) server(check middleware.Checker, restart middleware.Hea
 	}
 	if *h.evidence {
 		probe := client.LightProbe()
-		if err := h.SetEvidence(&cfg, &probe, client, map[string]bool{}); err != nil {
+		if err := h.SetEvidence(&cfg, &probe, client); err != nil {
 			return nil, err
 		}
 	}

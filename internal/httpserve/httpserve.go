@@ -101,8 +101,9 @@ type Endpoint struct {
 
 // ServeAll listens on every endpoint, calling listening with each one's
 // address, then serves them all until ctx ends or one of them fails, which
-// stops the others; it returns that failure, named, or nil once ctx ended. When one cannot listen
-// it closes the others' listeners and serves none.
+// stops the others; it returns that failure (as the endpoint's Serve named
+// it), or nil once ctx ended. When one cannot listen it closes the others'
+// listeners, serves none and returns the error named after the endpoint.
 func ServeAll(ctx context.Context, endpoints []Endpoint, listening func(name string, addr net.Addr)) error {
 	lns := make([]net.Listener, 0, len(endpoints))
 	for _, e := range endpoints {

@@ -192,16 +192,22 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		}
 		probe = &p
 	}
-	if err := f.SetEvidence(&cfg, probe, src, given); err != nil {
+	if err := f.setEvidence(&cfg, probe, src, given); err != nil {
 		return server.Config{}, err
 	}
 	return cfg, nil
 }
 
-// SetEvidence sets cfg's evidence from probe and src, either of which may
-// be nil, shaped by the evidence flags; those flags without a source are a
-// usage error.
-func (f *Flags) SetEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource, given map[string]bool) error {
+// SetEvidence sets cfg's evidence from the lab's probe and src, shaped by
+// the evidence flags. An error is a usage error.
+func (f *Flags) SetEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource) error {
+	return f.setEvidence(cfg, probe, src, nil)
+}
+
+// setEvidence sets cfg's evidence from probe and src, either of which may
+// be nil, shaped by the evidence flags; those flags given (in given)
+// without a source are a usage error.
+func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource, given map[string]bool) error {
 	if probe == nil && src == nil {
 		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window"} {
 			if given[name] && !given["evidence"] { // the lab roles' --evidence sets its own
@@ -239,7 +245,7 @@ func (f *Flags) ApplyPreset(cfg *server.Config, small middleware.Checker, full .
 	}
 }
 
-// buildChecks returns the checks of the targets the flags ask for, dialing
+// BuildChecks returns the checks of the targets the flags ask for, dialing
 // through dialer (nil: the host network). An error is a usage error.
 func (f *Flags) BuildChecks(dialer middleware.Dialer) ([]middleware.Checker, error) {
 	targets := f.targets.Values
