@@ -18,10 +18,20 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
-const labUsage = `usage: tunnelprobe lab [flags]            the whole lab in one process
+const labUsage = `Usage: tunnelprobe lab [flags]            the whole lab in one process
        tunnelprobe lab server [flags]     the server peer, TLS target and sinks
        tunnelprobe lab link [flags]       the shaped link as a UDP relay
        tunnelprobe lab client [flags]     the client peer and its SOCKS5 ingress
+
+A WireGuard tunnel in user space (wireguard-go over a netstack, no root, no
+kernel device) between a client peer and a server peer, over a link shaped
+like a real one (rate, delay, queue, loss): the server peer serves a TLS
+target, sinks for the load generator and answers ICMP echoes; the client
+peer offers a SOCKS5 ingress into the tunnel. --control serves the link's
+settings, outages included (GET/PUT /link), and restarts the client (POST
+/restart); --serve runs the health server beside the client, checking the
+TLS target through the tunnel. The roles run the same parts as separate
+processes or containers (docs/lab.md). Ctrl-C stops it.
 `
 
 // labCommand implements "tunnelprobe lab". It returns the exit code: 0 after

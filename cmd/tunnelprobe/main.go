@@ -22,8 +22,10 @@ import (
 var commands = []cliflag.Command{
 	{Name: "scenario", Summary: "compare health configurations on a loaded tunnel and through an outage (the main job)", Run: scenarioCommand},
 	{Name: "serve", Summary: "serve the health endpoints of a tunnel (the middleware as a sidecar)", Run: serveCommand},
-	{Name: "lab", Summary: "run the tunnel lab: WireGuard in user space over a shaped link", Run: labCommand},
-	{Name: "load", Summary: "load a tunnel with thousands of TCP connections and measure health-check latency under load", Run: loadCommand},
+	{Name: "lab", Summary: "run the tunnel lab: WireGuard in user space over a shaped link\n" +
+		"             (lab server, lab link, lab client: its parts as separate processes or containers)", Run: labCommand},
+	{Name: "load", Summary: "load a tunnel with thousands of TCP connections and measure health-check latency under load\n" +
+		"             (load merge: add up the --json results of several load runs)", Run: loadCommand},
 	{Name: "sink", Summary: "a TCP sink that counts connections and bytes: the load generator's target", Run: sinkCommand},
 	{Name: "probe", Summary: "probe a URL as the kubelet (or Docker's HEALTHCHECK) would, and say whether it would restart", Run: probeCommand},
 }
