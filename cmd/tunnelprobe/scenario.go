@@ -44,7 +44,8 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	const name = scenarioName
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	out := fs.String("out", "scenario-results", "`directory` for report.md, report.json and timeline.png (with --matrix or --repeat: matrix.md,\n"+
-		"matrix.json, matrix.png and a folder per run)")
+		"matrix.json, matrix.png and a folder per run); one holding an earlier run's results is kept, and\n"+
+		"this run writes into the next free DIRECTORY-2, DIRECTORY-3...")
 	var jsonPath string
 	fs.Var(cliflag.OutputFile(&jsonPath), "json", "also write report.json (or matrix.json) to this `file`")
 	specPath := fs.String("spec", "", "run the scenario in this YAML or JSON `file` instead of a built-in suite")
@@ -78,9 +79,8 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %d for flag --repeat: %w", repeat, err))
 		}
 	}
-	// Before any lab starts, not after a run of many minutes.
-	if err := output.CheckDir(*out, true); err != nil {
-		return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %q for flag --out: %w", *out, err))
+	if *out, err = chooseOut(*out, stdout); err != nil {
+		return cliflag.UsageError(stderr, name, err)
 	}
 	if single {
 		if *seed != 0 {
@@ -93,6 +93,21 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	return runMany(ctx, conditions, matrix.Options{
 		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout,
 	}, *out, jsonPath, stdout, stderr)
+}
+
+// chooseOut returns the folder the results go into: out, or, when out holds
+// an earlier run's results, which are never overwritten, the next free
+// out-2, out-3..., said on stdout. It is checked before any lab starts, not
+// after a run of many minutes; an error names --out.
+func chooseOut(out string, stdout io.Writer) (string, error) {
+	if free := output.FreeDir(out, "report.md", "matrix.md"); free != out {
+		fmt.Fprintf(stdout, "%s holds an earlier run's results: writing into %s\n", out, free)
+		out = free
+	}
+	if err := output.CheckDir(out, true); err != nil {
+		return "", fmt.Errorf("invalid value %q for flag --out: %w", out, err)
+	}
+	return out, nil
 }
 
 // runOne runs spec once and writes its report into out (and jsonPath).

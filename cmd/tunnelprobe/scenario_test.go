@@ -462,3 +462,31 @@ configs:
 		t.Errorf("report.md does not say k8s failed, or reports its outage as missed:\n%s", md)
 	}
 }
+
+// A second run never overwrites the first one's results: it writes into
+// the next free folder and says so.
+func TestScenarioKeepsAnEarlierRunsResults(t *testing.T) {
+	dir := t.TempDir()
+	spec := tinySpec(t, dir)
+	out := filepath.Join(dir, "results")
+	seeds := 0
+	stubRuns(t, func(_ context.Context, spec scenarios.Spec, _ scenarios.Options) (*scenarios.Report, error) {
+		seeds++
+		return fakeReport(spec), nil
+	}, nil)
+	for i, want := range []string{out, out + "-2", out + "-3"} {
+		var stdout, stderr bytes.Buffer
+		if code := scenarioCommand(t.Context(), []string{"--spec", spec, "--out", out}, noEnv, &stdout, &stderr); code != 0 {
+			t.Fatalf("run %d: exit %d, stderr %q", i+1, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "report: "+filepath.Join(want, "report.md")) {
+			t.Errorf("run %d: stdout %q, want the report in %s", i+1, stdout.String(), want)
+		}
+		if i > 0 && !strings.Contains(stdout.String(), "holds an earlier run's results") {
+			t.Errorf("run %d does not say why it chose %s", i+1, want)
+		}
+	}
+	if seeds != 3 {
+		t.Errorf("%d runs, want 3", seeds)
+	}
+}

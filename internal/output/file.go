@@ -211,3 +211,22 @@ func Rescue(pattern string, write func(dir string) error) (string, error) {
 	}
 	return "", errors.Join(errs...)
 }
+
+// FreeDir returns dir when it holds none of the files named, else the first
+// of dir-2, dir-3... that holds none: where a run writes its results
+// without overwriting an earlier run's.
+func FreeDir(dir string, names ...string) string {
+	holds := func(d string) bool {
+		for _, n := range names {
+			if _, err := os.Lstat(filepath.Join(d, n)); err == nil {
+				return true
+			}
+		}
+		return false
+	}
+	free := dir
+	for i := 2; holds(free); i++ {
+		free = fmt.Sprintf("%s-%d", filepath.Clean(dir), i)
+	}
+	return free
+}

@@ -191,3 +191,29 @@ func TestFileInAFolderThatTakesNoNewFile(t *testing.T) {
 		t.Errorf("file holds %q, want new", b)
 	}
 }
+
+// A folder holding an earlier run's results is left alone: the next free
+// one is chosen.
+func TestFreeDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	if got := FreeDir(dir, "report.md"); got != dir {
+		t.Errorf("a missing folder: %s, want it", got)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := FreeDir(dir, "report.md"); got != dir {
+		t.Errorf("an empty folder: %s, want it", got)
+	}
+	for _, d := range []string{dir, dir + "-2"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := Bytes(filepath.Join(d, "report.md"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := FreeDir(dir+"/", "report.md", "matrix.md"); got != dir+"-3" {
+		t.Errorf("with results in %s and -2: %s, want -3", dir, got)
+	}
+}
