@@ -13,15 +13,6 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
-func newBundle(t *testing.T) *testcert.Bundle {
-	t.Helper()
-	b, err := testcert.New("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func writeFile(t *testing.T, name string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(name, data, 0o600); err != nil {
@@ -42,7 +33,7 @@ func TestFollowingCANeedsTheFile(t *testing.T) {
 // check: it fails a server of another CA and passes it once the file
 // rotates to that CA.
 func TestFollowingCAInAHandshake(t *testing.T) {
-	first, second := newBundle(t), newBundle(t)
+	first, second := testcert.Must(t, "127.0.0.1"), testcert.Must(t, "127.0.0.1")
 	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	srv.TLS = second.ServerConfig()
 	srv.StartTLS()

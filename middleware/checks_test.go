@@ -69,15 +69,6 @@ func recvOrFail[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-func newTestCert(t *testing.T, hosts ...string) *testcert.Bundle {
-	t.Helper()
-	b, err := testcert.New(hosts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // serveTLS completes TLS handshakes with cfg on 127.0.0.1, one connection at
 // a time, until the test ends; it returns the address.
 func serveTLS(t *testing.T, cfg *tls.Config) string {
@@ -145,7 +136,7 @@ func TestTCPCheck(t *testing.T) {
 }
 
 func TestTLSCheck(t *testing.T) {
-	bundle := newTestCert(t, "probe.test", "127.0.0.1")
+	bundle := testcert.Must(t, "probe.test", "127.0.0.1")
 
 	t.Run("pass", func(t *testing.T) {
 		cfg := bundle.ServerConfig()
@@ -191,7 +182,7 @@ func TestTLSCheck(t *testing.T) {
 	})
 	t.Run("wrong CA", func(t *testing.T) {
 		addr := serveTLS(t, bundle.ServerConfig())
-		other := newTestCert(t)
+		other := testcert.Must(t)
 		err := middleware.TLSCheck{Address: addr, RootCAs: other.Pool}.Check(checkCtx(t))
 		if !errors.As(err, new(x509.UnknownAuthorityError)) {
 			t.Fatalf("err = %v, want unknown authority", err)
@@ -201,7 +192,7 @@ func TestTLSCheck(t *testing.T) {
 		}
 	})
 	t.Run("InsecureSkipVerify", func(t *testing.T) {
-		addr := serveTLS(t, newTestCert(t, "elsewhere.test").ServerConfig())
+		addr := serveTLS(t, testcert.Must(t, "elsewhere.test").ServerConfig())
 		if err := (middleware.TLSCheck{Address: addr, InsecureSkipVerify: true}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
@@ -385,7 +376,7 @@ func TestHTTPCheck(t *testing.T) {
 		}
 	})
 	t.Run("https", func(t *testing.T) {
-		bundle := newTestCert(t, "127.0.0.1")
+		bundle := testcert.Must(t, "127.0.0.1")
 		tlsSrv := httptest.NewUnstartedServer(mux)
 		tlsSrv.TLS = bundle.ServerConfig()
 		tlsSrv.StartTLS()

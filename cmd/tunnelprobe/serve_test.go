@@ -32,10 +32,7 @@ import (
 // address and a file holding the CA.
 func tlsTarget(t *testing.T) (addr, caFile string) {
 	t.Helper()
-	b, err := testcert.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testcert.Must(t)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	srv.TLS = b.ServerConfig()
 	// A tcp or tls check closes without a request; that is no news.

@@ -11,15 +11,6 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 )
 
-func newBundle(t *testing.T) *testcert.Bundle {
-	t.Helper()
-	b, err := testcert.New("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func writeFile(t *testing.T, name string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(name, data, 0o600); err != nil {
@@ -28,7 +19,7 @@ func writeFile(t *testing.T, name string, data []byte) {
 }
 
 func TestFileUnmarshalText(t *testing.T) {
-	bundle := newBundle(t)
+	bundle := testcert.Must(t, "127.0.0.1")
 	dir := t.TempDir()
 	good, bad, missing := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "bad.pem"), filepath.Join(dir, "missing.pem")
 	writeFile(t, good, bundle.CAPEM)
@@ -50,7 +41,7 @@ func TestFileUnmarshalText(t *testing.T) {
 }
 
 func TestFollowingFollowsTheFile(t *testing.T) {
-	first, second := newBundle(t), newBundle(t)
+	first, second := testcert.Must(t, "127.0.0.1"), testcert.Must(t, "127.0.0.1")
 	file := filepath.Join(t.TempDir(), "ca.pem")
 	ca := &cafile.Following{Name: file}
 	expect := func(when string, want *testcert.Bundle) {

@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"testing"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/pki"
 )
@@ -46,4 +47,14 @@ func New(hosts ...string) (*Bundle, error) {
 // each test may change its copy (MaxVersion, GetConfigForClient...) freely.
 func (b *Bundle) ServerConfig() *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{b.Certificate}}
+}
+
+// Must is New for a test: it fails t when the bundle cannot be made.
+func Must(t testing.TB, hosts ...string) *Bundle {
+	t.Helper()
+	b, err := New(hosts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
