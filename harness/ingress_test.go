@@ -138,7 +138,8 @@ func postRestart(ctx context.Context, url string) int {
 
 func TestRestartAbortedByItsCallerStillBringsTheTunnelUp(t *testing.T) {
 	l := startLab(t, Config{})
-	url := restartServer(t, l)
+	aborted := httptest.NewServer(ControlHandler(l.Link(), l.Restart))
+	defer aborted.Close()
 	// Callers that hang up at once and at every point of a restart (the
 	// device comes back after a 20 ms pause): none may leave it down.
 	var wg sync.WaitGroup
@@ -146,10 +147,15 @@ func TestRestartAbortedByItsCallerStillBringsTheTunnelUp(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Duration(i)*time.Millisecond)
 		wg.Go(func() {
 			defer cancel()
-			postRestart(ctx, url)
+			postRestart(ctx, aborted.URL)
 		})
 	}
 	wg.Wait()
+	// A client returns when it hangs up, before the server's handler does:
+	// Close waits for every handler, so that no aborted restart is still
+	// queued to take the device down under the check below.
+	aborted.Close()
+	url := restartServer(t, l)
 	if code := postRestart(t.Context(), url); code != http.StatusOK {
 		t.Fatalf("a restart after the aborted ones: %d, want 200", code)
 	}
