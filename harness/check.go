@@ -6,20 +6,21 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
 // TLSCheck returns the health check of the lab's TLS target through its
 // tunnel: a dial and a handshake verified with the lab's CA.
-func (l *Lab) TLSCheck() middleware.TLSCheck {
-	return middleware.TLSCheck{Address: l.TLSAddr().String(), ServerName: TLSHost, RootCAs: l.CA().Pool, Dialer: l}
+func (l *Lab) TLSCheck() check.TLS {
+	return check.TLS{Address: l.TLSAddr().String(), ServerName: TLSHost, RootCAs: l.CA().Pool, Dialer: l}
 }
 
 // TLSCheck returns the health check of the server peer's TLS target
 // through c's tunnel, verified with the CA the server peer writes to caFile
 // (a new one at each of its starts, read again whenever it changes).
-func (c *Client) TLSCheck(caFile string) middleware.Checker {
-	return followingCA(middleware.TLSCheck{
+func (c *Client) TLSCheck(caFile string) check.Checker {
+	return followingCA(check.TLS{
 		Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
 		ServerName: TLSHost,
 		Dialer:     c,
@@ -29,14 +30,14 @@ func (c *Client) TLSCheck(caFile string) middleware.Checker {
 // followingCA returns check with its RootCAs replaced, at every check, by
 // the CAs of the PEM file name, read as [cafile.Following] does. It is safe
 // for concurrent use.
-func followingCA(check middleware.TLSCheck, name string) middleware.Checker {
+func followingCA(checker check.TLS, name string) check.Checker {
 	ca := &cafile.Following{Name: name}
-	return middleware.CheckerFunc(func(ctx context.Context) error {
+	return check.Func(func(ctx context.Context) error {
 		pool, err := ca.Pool()
 		if err != nil {
 			return err
 		}
-		c := check
+		c := checker
 		c.RootCAs = pool
 		return c.Check(ctx)
 	})
@@ -46,10 +47,10 @@ func followingCA(check middleware.TLSCheck, name string) middleware.Checker {
 // lab's tunnel (preset.UpstreamSmall): an ICMP echo of the server
 // peer, which stands for the upstream's public targets, falling back to a
 // DNS query of the server peer's DNS server.
-func (l *Lab) SmallCheck() middleware.Checker { return l.client.SmallCheck() }
+func (l *Lab) SmallCheck() check.Checker { return l.client.SmallCheck() }
 
 // SmallCheck returns the same through c's tunnel.
-func (c *Client) SmallCheck() middleware.Checker {
+func (c *Client) SmallCheck() check.Checker {
 	return preset.UpstreamSmall(c, netip.AddrPortFrom(c.cfg.ServerAddr, DNSPort).String(), c.cfg.ServerAddr.String())
 }
 

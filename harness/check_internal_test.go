@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 func writeFile(t *testing.T, name string, data []byte) {
@@ -23,8 +23,8 @@ func writeFile(t *testing.T, name string, data []byte) {
 func TestFollowingCANeedsTheFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "ca.pem")
 	// No dial happens: the address would refuse it anyway.
-	check := followingCA(middleware.TLSCheck{Address: "127.0.0.1:1"}, file)
-	if err := check.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "load CA certificates") {
+	c := followingCA(check.TLS{Address: "127.0.0.1:1"}, file)
+	if err := c.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "load CA certificates") {
 		t.Errorf("Check with no CA file = %v, want the file's error", err)
 	}
 }
@@ -39,14 +39,14 @@ func TestFollowingCAInAHandshake(t *testing.T) {
 	srv.StartTLS()
 	defer srv.Close()
 	file := filepath.Join(t.TempDir(), "ca.pem")
-	check := followingCA(middleware.TLSCheck{Address: srv.Listener.Addr().String()}, file)
+	c := followingCA(check.TLS{Address: srv.Listener.Addr().String()}, file)
 
 	writeFile(t, file, first.CAPEM)
-	if err := check.Check(context.Background()); err == nil {
+	if err := c.Check(context.Background()); err == nil {
 		t.Error("a server of the second CA passed with the first CA in the file")
 	}
 	writeFile(t, file, second.CAPEM)
-	if err := check.Check(context.Background()); err != nil {
+	if err := c.Check(context.Background()); err != nil {
 		t.Errorf("after the file rotated to the server's CA: %v", err)
 	}
 }

@@ -8,18 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // The light checks of package middleware through the lab's tunnel: the
 // server peer answers ICMP echo and DNS queries.
 func TestLabLightChecks(t *testing.T) {
 	l := startLab(t, Config{Link: Settings{Rate: 20_000_000, Delay: 5 * time.Millisecond}})
-	checks := map[string]middleware.Checker{
-		"icmp address":         middleware.ICMPCheck{Address: ServerTunnelAddr.String(), Dialer: l},
-		"icmp lab name":        middleware.ICMPCheck{Address: TLSHost, Dialer: l},
-		"udp-dns lab name":     middleware.DNSQueryCheck{Server: l.DNSAddr().String(), Name: TLSHost, Dialer: l},
-		"udp-dns unknown name": middleware.DNSQueryCheck{Server: l.DNSAddr().String(), Name: "nowhere.example", Dialer: l},
+	checks := map[string]check.Checker{
+		"icmp address":         check.ICMP{Address: ServerTunnelAddr.String(), Dialer: l},
+		"icmp lab name":        check.ICMP{Address: TLSHost, Dialer: l},
+		"udp-dns lab name":     check.DNSQuery{Server: l.DNSAddr().String(), Name: TLSHost, Dialer: l},
+		"udp-dns unknown name": check.DNSQuery{Server: l.DNSAddr().String(), Name: "nowhere.example", Dialer: l},
 	}
 	for name, c := range checks {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

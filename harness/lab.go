@@ -110,7 +110,7 @@ func (l *Lab) Close() error {
 }
 
 // DialContext connects through the tunnel (see Client.DialContext), so a
-// Lab is a middleware.Dialer.
+// Lab is a check.Dialer.
 func (l *Lab) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	return l.client.DialContext(ctx, network, address)
 }

@@ -10,14 +10,14 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 func TestRunWithFarMoreConnectionsThanCanOpenEndsByItself(t *testing.T) {
 	// A path where no dial ever completes, as a sink whose backlog is full:
 	// each dial waits out DialTimeout.
 	var most atomic.Int64
-	stuck := middleware.DialerFunc(func(ctx context.Context, _, _ string) (net.Conn, error) {
+	stuck := check.DialerFunc(func(ctx context.Context, _, _ string) (net.Conn, error) {
 		n := int64(runtime.NumGoroutine())
 		for cur := most.Load(); n > cur && !most.CompareAndSwap(cur, n); cur = most.Load() {
 		}

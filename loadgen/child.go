@@ -15,7 +15,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 )
 
@@ -95,7 +95,7 @@ func (c ChildConfig) Build() (Config, error) { return c.BuildOver(nil) }
 // path (the in-process lab's netstack, whose SOCKS5 ingress its children
 // use): with d non-nil, the connections and the probe dial through d and
 // c.SOCKS5 is ignored.
-func (c ChildConfig) BuildOver(d middleware.Dialer) (Config, error) {
+func (c ChildConfig) BuildOver(d check.Dialer) (Config, error) {
 	cfg := Config{
 		Target: c.Target, Sources: c.Sources, PathName: c.PathName,
 		Conns: c.Conns, ConnectRate: c.ConnectRate, Ramp: c.Ramp, Duration: c.Duration, DialTimeout: c.DialTimeout,
@@ -129,7 +129,7 @@ func (c ChildConfig) BuildOver(d middleware.Dialer) (Config, error) {
 
 // SOCKS5Dialer returns a Dialer that connects through the SOCKS5 proxy at
 // addr (the lab's ingress, say), each dial bounded by its context.
-func SOCKS5Dialer(addr string) (middleware.Dialer, error) {
+func SOCKS5Dialer(addr string) (check.Dialer, error) {
 	d, err := proxy.SOCKS5("tcp", addr, nil, &net.Dialer{})
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: SOCKS5 %s: %w", addr, err)

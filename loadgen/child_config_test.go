@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 func TestChildConfigSplit(t *testing.T) {
@@ -39,7 +39,7 @@ func TestChildConfigBuild(t *testing.T) {
 	if cfg.Dialer == nil || cfg.Conns != 3 {
 		t.Errorf("built %+v, want a SOCKS5 dialer and 3 connections", cfg)
 	}
-	if check, ok := cfg.Probe.(middleware.TLSCheck); !ok || check.Address != "tls.lab:443" || check.Dialer == nil {
+	if c, ok := cfg.Probe.(check.TLS); !ok || c.Address != "tls.lab:443" || c.Dialer == nil {
 		t.Errorf("probe %#v, want a TLS check of tls.lab:443 through the proxy", cfg.Probe)
 	}
 	// A process with a dialer of its own (the in-process lab) dials and
@@ -49,7 +49,7 @@ func TestChildConfigBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Dialer != &own || cfg.Probe.(middleware.TLSCheck).Dialer != &own {
+	if cfg.Dialer != &own || cfg.Probe.(check.TLS).Dialer != &own {
 		t.Errorf("BuildOver: dialer %v, probe %#v; want both through the given dialer", cfg.Dialer, cfg.Probe)
 	}
 	for _, tc := range []struct {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/enum"
 )
@@ -70,7 +70,7 @@ type Config struct {
 	Target string
 	// Dialer opens the connections; nil means the host network, from
 	// Sources when set.
-	Dialer middleware.Dialer
+	Dialer check.Dialer
 	// Sources are source addresses for host-network dials, used round
 	// robin: each multiplies the ephemeral ports available towards one
 	// target. They are bound with IP_BIND_ADDRESS_NO_PORT, so the port is
@@ -114,7 +114,7 @@ type Config struct {
 	// one shows as its own latency. Successful probes are timed into the
 	// probe histogram; failures (errors, ProbeTimeout, panics) are
 	// counted in ProbeFailures, not timed.
-	Probe middleware.Checker
+	Probe check.Checker
 	// ProbeEvery is the probe period; 0 means DefaultProbeEvery.
 	ProbeEvery time.Duration
 	// ProbeTimeout bounds each probe; 0 means DefaultProbeTimeout.

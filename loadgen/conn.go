@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 const (
@@ -250,7 +250,7 @@ func abort(conn net.Conn) {
 // 8 KiB; done in the slot's goroutine, which then idles for the whole run,
 // that stack would stay, and at tens of thousands of connections the
 // stacks are most of the load generator's memory.
-func dialShallow(ctx context.Context, d middleware.Dialer, target string) (net.Conn, error) {
+func dialShallow(ctx context.Context, d check.Dialer, target string) (net.Conn, error) {
 	type dialed struct {
 		conn net.Conn
 		err  error

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"sync/atomic"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // hostDialer returns the dialer of host-network runs: a plain net.Dialer,
@@ -15,7 +15,7 @@ import (
 // port at connect() for the full 4-tuple rather than reserving a port per
 // address at bind(): with it, one source address serves up to 28,232
 // connections to each destination instead of 28,232 in all.
-func hostDialer(sources []netip.Addr) middleware.Dialer {
+func hostDialer(sources []netip.Addr) check.Dialer {
 	if len(sources) == 0 {
 		return &net.Dialer{}
 	}
@@ -27,7 +27,7 @@ func hostDialer(sources []netip.Addr) middleware.Dialer {
 		}
 	}
 	var next atomic.Uint64
-	return middleware.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return check.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		d := ds[(next.Add(1)-1)%uint64(len(ds))]
 		return d.DialContext(ctx, network, addr)
 	})

@@ -9,7 +9,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // Run holds 20 connections to a sink for half a second, uploading 16
@@ -31,7 +31,7 @@ func ExampleRun() {
 		Conns:    20,
 		Duration: 500 * time.Millisecond,
 		Rate:     16 * rate.Mbit,
-		Probe:    middleware.TCPCheck{Address: addr},
+		Probe:    check.TCP{Address: addr},
 	})
 	if err != nil {
 		panic(err)

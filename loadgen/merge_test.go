@@ -11,7 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 func TestRunResultsMerge(t *testing.T) {
@@ -24,7 +24,7 @@ func TestRunResultsMerge(t *testing.T) {
 			Duration:   300 * time.Millisecond,
 			Rate:       8e6,
 			Direction:  loadgen.Both,
-			Probe:      middleware.TCPCheck{Address: s.Addr},
+			Probe:      check.TCP{Address: s.Addr},
 			ProbeEvery: 30 * time.Millisecond,
 		})
 		if err != nil {

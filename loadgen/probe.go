@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/safely"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // probeLoop runs the probe at once and then on every tick of ProbeEvery
@@ -56,7 +56,7 @@ func (r *run) probeOnce(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.ProbeTimeout)
 	defer cancel()
 	start := time.Now()
-	err := safely.Check(pctx, r.cfg.Probe, middleware.ErrCheckPanicked)
+	err := safely.Check(pctx, r.cfg.Probe, check.ErrPanicked)
 	d := time.Since(start)
 	if ctx.Err() != nil {
 		return

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 func TestRunProbe(t *testing.T) {
 	s := startSink(t, "127.0.0.1:0")
 	var running, overlap atomic.Int64
-	slow := middleware.CheckerFunc(func(ctx context.Context) error {
+	slow := check.Func(func(ctx context.Context) error {
 		if running.Add(1) > 1 {
 			overlap.Add(1)
 		}
@@ -24,13 +24,13 @@ func TestRunProbe(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name     string
-		probe    middleware.Checker
+		probe    check.Checker
 		timeout  time.Duration
 		failures bool
 	}{
-		{"tcp", middleware.TCPCheck{Address: s.Addr}, 0, false},
-		{"failing", middleware.CheckerFunc(func(context.Context) error { return errors.New("down") }), 0, true},
-		{"panicking", middleware.CheckerFunc(func(context.Context) error { panic("oops") }), 0, true},
+		{"tcp", check.TCP{Address: s.Addr}, 0, false},
+		{"failing", check.Func(func(context.Context) error { return errors.New("down") }), 0, true},
+		{"panicking", check.Func(func(context.Context) error { panic("oops") }), 0, true},
 		{"slower than its period", slow, 120 * time.Millisecond, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

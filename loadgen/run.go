@@ -8,13 +8,13 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // run is the state of one Run shared by its goroutines.
 type run struct {
 	cfg    Config
-	dialer middleware.Dialer
+	dialer check.Dialer
 	c      *counters
 	// dialSlots holds a token per dial in progress.
 	dialSlots chan struct{}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // A Sweep runs levels of connection counts one after the other, the same
@@ -31,7 +31,7 @@ type Sweep struct {
 	// Dialer is what this process dials through (ChildConfig.BuildOver);
 	// nil means the host network, or Config.SOCKS5. Children build their
 	// own from Config.
-	Dialer middleware.Dialer
+	Dialer check.Dialer
 
 	// OnStart, when set, is called before level i (from 0) runs c, the
 	// level's Config. It returns the level's OnSecond (Config.OnSecond,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // discard is a ResponseWriter that keeps nothing, so the benchmarks measure
@@ -98,7 +99,7 @@ func BenchmarkCheckStorm(b *testing.B) {
 	var joined atomic.Int64
 	allJoined := make(chan struct{})
 	var once sync.Once
-	checker := middleware.CheckerFunc(func(ctx context.Context) error {
+	checker := check.Func(func(ctx context.Context) error {
 		runs.Add(1)
 		select {
 		case <-allJoined:

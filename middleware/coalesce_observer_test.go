@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 func TestCoalesceObserverSeesEveryJoin(t *testing.T) {
@@ -83,7 +84,7 @@ func TestPlainObserverIsNotToldOfJoins(t *testing.T) {
 	// but that sharing a check neither panics nor blocks.
 	release := make(chan struct{})
 	var finished atomic.Int64
-	m, err := middleware.New(middleware.CheckerFunc(func(ctx context.Context) error {
+	m, err := middleware.New(check.Func(func(ctx context.Context) error {
 		<-release
 		return nil
 	}), middleware.Config{Mode: middleware.ModeProbe, Observer: middleware.ObserverFuncs{

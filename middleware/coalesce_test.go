@@ -15,12 +15,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // heldUntil returns a check that passes once release is closed, or fails
 // when its context ends first.
-func heldUntil(release <-chan struct{}) middleware.Checker {
-	return middleware.CheckerFunc(func(ctx context.Context) error {
+func heldUntil(release <-chan struct{}) check.Checker {
+	return check.Func(func(ctx context.Context) error {
 		select {
 		case <-release:
 			return nil
@@ -35,7 +36,7 @@ func TestConcurrentChecksShareOneExecution(t *testing.T) {
 	release := make(chan struct{})
 	var runs atomic.Int64
 	held := heldUntil(release)
-	slow := middleware.CheckerFunc(func(ctx context.Context) error {
+	slow := check.Func(func(ctx context.Context) error {
 		runs.Add(1)
 		return held.Check(ctx)
 	})
@@ -85,7 +86,7 @@ func TestConcurrentChecksShareOneExecution(t *testing.T) {
 func TestCallerThatGivesUpCancelsTheCheck(t *testing.T) {
 	ended := make(chan time.Time, 1)
 	started := make(chan struct{}, 1)
-	hang := middleware.CheckerFunc(func(ctx context.Context) error {
+	hang := check.Func(func(ctx context.Context) error {
 		started <- struct{}{}
 		<-ctx.Done()
 		ended <- time.Now()
@@ -161,8 +162,8 @@ func TestStalledHandshakeEndsWhenCallersLeave(t *testing.T) {
 		}
 	}()
 
-	check := middleware.TLSCheck{Address: ln.Addr().String(), InsecureSkipVerify: true}
-	m, err := middleware.New(check, middleware.Config{Mode: middleware.ModeProbe})
+	checker := check.TLS{Address: ln.Addr().String(), InsecureSkipVerify: true}
+	m, err := middleware.New(checker, middleware.Config{Mode: middleware.ModeProbe})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,18 @@
 //
 // # Checks
 //
-// A [Checker] tests the tunnel once. The built-in ones, [TCPCheck],
-// [TLSCheck], [HTTPCheck] and [DNSCheck], dial through any [Dialer]: the host
-// network, a WireGuard netstack, a SOCKS5 proxy. [AnyOf] and [AllOf] combine
-// checks over several targets. Every built-in check ends when its context
-// does; a check that panics is reported as a failure. Package
-// middleware/target reads the text syntax of a check target into these
-// checks.
+// The monitor runs a check.Checker (package middleware/check: TCP, TLS,
+// HTTP, DNS, DNS query and ICMP checks through any dialer, and their
+// combinations). A check that panics is reported as a failure, never a
+// crash.
+//
+// # Proof of life
+//
+// With [Config.Evidence], the monitor sends its own [LightProbe] through
+// the tunnel every Interval; an answer within the Window passes a check at
+// once, with no dial, and probes left unanswered for a whole Window fail it
+// at once. Traffic counters ([CounterSource]) can only fail a check fast,
+// never pass it: a far side that cannot hear us keeps sending.
 //
 // # The monitor
 //

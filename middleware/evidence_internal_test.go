@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 var evidenceEpoch = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -37,7 +39,7 @@ func newEvidenceRig(t *testing.T, cfg Evidence, withProbe bool) *evidenceRig {
 	src := &fakeCounters{}
 	cfg.Source = src
 	if withProbe {
-		cfg.Probe = &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
+		cfg.Probe = &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: check.Func(func(context.Context) error { return nil })}
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -214,7 +216,7 @@ func TestEvidenceThresholds(t *testing.T) {
 	if got, want := kinds(r.seconds(20, 0, 8_000)), strings.Repeat(".", 12)+strings.Repeat("F", 8); got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	probe := &LightProbe{Check: CheckerFunc(func(context.Context) error { return nil })}
+	probe := &LightProbe{Check: check.Func(func(context.Context) error { return nil })}
 	for _, bad := range []Evidence{
 		{},
 		{Probe: &LightProbe{}},

@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // counters is a CounterSource a test sets.
@@ -45,10 +46,10 @@ func TestCountersOnlyFailChecks(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	src := &counters{}
 	var active atomic.Int32
-	check := middleware.CheckerFunc(func(context.Context) error { active.Add(1); return errors.New("dial timeout") })
+	checker := check.Func(func(context.Context) error { active.Add(1); return errors.New("dial timeout") })
 	var observed []middleware.Result
 	var mu sync.Mutex
-	mon, err := middleware.New(check, middleware.Config{
+	mon, err := middleware.New(checker, middleware.Config{
 		Mode: middleware.ModeProbe, Clock: clock, Evidence: &middleware.Evidence{Source: src},
 		Observer: middleware.ObserverFuncs{OnCheckFinished: func(r middleware.Result) {
 			mu.Lock()
@@ -135,14 +136,14 @@ func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
 	r := &probeRun{t: t, clock: clockwork.NewFakeClockAt(epoch), ended: make(chan middleware.LightProbeResult, 64)}
 	r.up.Store(true)
 	ev.Interval = 500 * time.Millisecond // the tests step by it
-	ev.Probe = &middleware.LightProbe{Kind: "icmp", Target: "10.64.0.1", Check: middleware.CheckerFunc(func(context.Context) error {
+	ev.Probe = &middleware.LightProbe{Kind: "icmp", Target: "10.64.0.1", Check: check.Func(func(context.Context) error {
 		if r.up.Load() {
 			return nil
 		}
 		return errors.New("icmp 10.64.0.1: echo reply: network is unreachable")
 	})}
-	check := middleware.CheckerFunc(func(context.Context) error { r.active.Add(1); return errors.New("tls: handshake timeout") })
-	mon, err := middleware.New(check, middleware.Config{
+	checker := check.Func(func(context.Context) error { r.active.Add(1); return errors.New("tls: handshake timeout") })
+	mon, err := middleware.New(checker, middleware.Config{
 		Mode: middleware.ModeProbe, Clock: r.clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
 		Observer: middleware.ObserverFuncs{OnLightProbe: func(p middleware.LightProbeResult) { r.ended <- p }},
 	})
@@ -260,7 +261,7 @@ func TestEvidenceSampledByRun(t *testing.T) {
 		reads <- struct{}{}
 		return middleware.Counters{}, nil
 	})
-	mon, err := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }),
+	mon, err := middleware.New(check.Func(func(context.Context) error { return nil }),
 		middleware.Config{Mode: middleware.ModeProbe, Clock: clock, Evidence: &middleware.Evidence{Source: src, Interval: 500 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
@@ -24,12 +25,12 @@ func exampleGet(h http.Handler, path string) string {
 // A sidecar for plain Docker: the loop checks the VPN and restarts it when it
 // stays down, reproducing the reference health loop.
 func ExampleNew() {
-	check := middleware.TLSCheck{Address: "cloudflare.com"} // port 443 added
+	checker := check.TLS{Address: "cloudflare.com"} // port 443 added
 	cfg := preset.Reference()
 	cfg.Heal = func(ctx context.Context) error {
 		return nil // restart the VPN here
 	}
-	m, err := middleware.New(check, cfg)
+	m, err := middleware.New(checker, cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +44,7 @@ func ExampleNew() {
 // a server-side timeout a little under the probe's timeoutSeconds so that a
 // slow check is recorded as a failure rather than abandoned.
 func ExampleMonitor_Handler() {
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }),
+	m, _ := middleware.New(check.Func(func(context.Context) error { return nil }),
 		middleware.Config{Mode: middleware.ModeProbe})
 	h := m.Handler()
 	fmt.Println(exampleGet(h, "/"))
@@ -58,7 +59,7 @@ func ExampleMonitor_Handler() {
 // Wrap an existing router: the health paths are served, everything else goes
 // to the router untouched.
 func ExampleMonitor_Middleware() {
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }), middleware.Config{})
+	m, _ := middleware.New(check.Func(func(context.Context) error { return nil }), middleware.Config{})
 	api := http.NewServeMux()
 	api.HandleFunc("/api/items", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "items") })
 	h := m.Middleware("/health")(api)
@@ -70,7 +71,7 @@ func ExampleMonitor_Middleware() {
 }
 
 func ExampleMount() {
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }), middleware.Config{})
+	m, _ := middleware.New(check.Func(func(context.Context) error { return nil }), middleware.Config{})
 	mux := http.NewServeMux()
 	middleware.Mount(mux, "/health", m)
 	fmt.Println(exampleGet(mux, "/health/check/"))
@@ -82,7 +83,7 @@ func ExampleMount() {
 
 // Probe is the on-demand check without HTTP.
 func ExampleMonitor_Probe() {
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error {
+	m, _ := middleware.New(check.Func(func(context.Context) error {
 		return fmt.Errorf("tls cloudflare.com:443: handshake: i/o timeout")
 	}), middleware.Config{Mode: middleware.ModeProbe})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -94,14 +95,14 @@ func ExampleMonitor_Probe() {
 
 // Status ?wait= answers as soon as the state is healthy, here at once.
 func ExampleMonitor_StatusHandler() {
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }), middleware.Config{})
+	m, _ := middleware.New(check.Func(func(context.Context) error { return nil }), middleware.Config{})
 	m.Probe(context.Background())
 	fmt.Println(exampleGet(m.StatusHandler(), "/?wait=10s"))
 	// Output: 200 healthy
 }
 
 func ExampleMonitor_CheckHandler() {
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { panic("bug in a custom check") }), middleware.Config{})
+	m, _ := middleware.New(check.Func(func(context.Context) error { panic("bug in a custom check") }), middleware.Config{})
 	fmt.Println(exampleGet(m.CheckHandler(), "/?timeout=5s"))
 	// Output: 503 fail: check panicked: bug in a custom check
 }
@@ -130,7 +131,7 @@ func ExampleNewSlogObserver() {
 			return a
 		},
 	}))
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return fmt.Errorf("refused") }),
+	m, _ := middleware.New(check.Func(func(context.Context) error { return fmt.Errorf("refused") }),
 		middleware.Config{Mode: middleware.ModeProbe, Observer: middleware.NewSlogObserver(logger)})
 	m.Probe(context.Background())
 	// Output:

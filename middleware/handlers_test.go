@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // server serves m.Handler() on a real HTTP server on loopback.
-func server(t *testing.T, checker middleware.Checker, cfg middleware.Config) (*middleware.Monitor, *httptest.Server) {
+func server(t *testing.T, checker check.Checker, cfg middleware.Config) (*middleware.Monitor, *httptest.Server) {
 	t.Helper()
 	m, err := middleware.New(checker, cfg)
 	if err != nil {
@@ -65,12 +67,12 @@ func do(t *testing.T, method, url string, header ...string) response {
 	return response{resp.StatusCode, resp.Header, string(body)}
 }
 
-func passing() middleware.Checker {
-	return middleware.CheckerFunc(func(context.Context) error { return nil })
+func passing() check.Checker {
+	return check.Func(func(context.Context) error { return nil })
 }
 
-func failing(err error) middleware.Checker {
-	return middleware.CheckerFunc(func(context.Context) error { return err })
+func failing(err error) check.Checker {
+	return check.Func(func(context.Context) error { return err })
 }
 
 func TestStatusBeforeAnyResult(t *testing.T) {
@@ -95,7 +97,7 @@ func TestStatusBeforeAnyResult(t *testing.T) {
 func TestStatusReportsProbeDrivenResults(t *testing.T) {
 	var mu sync.Mutex
 	var next error
-	checker := middleware.CheckerFunc(func(context.Context) error {
+	checker := check.Func(func(context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
 		return next
@@ -277,19 +279,19 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func TestCheckThatPanicsIsAFailure(t *testing.T) {
-	m, srv := server(t, middleware.CheckerFunc(func(context.Context) error { panic("boom") }), middleware.Config{})
+	m, srv := server(t, check.Func(func(context.Context) error { panic("boom") }), middleware.Config{})
 	r := get(t, srv.URL+"/check/")
 	if r.code != 503 || !strings.Contains(r.body, "check panicked: boom") {
 		t.Errorf("/check/: %d %q", r.code, r.body)
 	}
-	if s := m.Snapshot(); !errors.Is(s.Last.Err, middleware.ErrCheckPanicked) {
+	if s := m.Snapshot(); !errors.Is(s.Last.Err, check.ErrPanicked) {
 		t.Errorf("recorded %v", s.Last.Err)
 	}
 }
 
 // fakeServer is server with a fake clock, in probe mode so that no loop
 // timer counts among the clock's waiters.
-func fakeServer(t *testing.T, checker middleware.Checker, cfg middleware.Config) (*middleware.Monitor, *httptest.Server, *clockwork.FakeClock) {
+func fakeServer(t *testing.T, checker check.Checker, cfg middleware.Config) (*middleware.Monitor, *httptest.Server, *clockwork.FakeClock) {
 	t.Helper()
 	clock := clockwork.NewFakeClockAt(epoch)
 	cfg.Clock = clock
@@ -371,7 +373,7 @@ func TestStatusWaitIsCappedByMaxWait(t *testing.T) {
 }
 
 func TestCheckTimeoutIsAServerSideDeadlineRecordedAsFailure(t *testing.T) {
-	hang := middleware.CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	hang := check.Func(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 	for _, tc := range []struct {
 		query    string
 		timeouts []time.Duration // the monitor's check timeout
@@ -409,7 +411,7 @@ func TestCheckTimeoutIsAServerSideDeadlineRecordedAsFailure(t *testing.T) {
 func TestMinCheckIntervalServesARecentResultAgain(t *testing.T) {
 	var runs int
 	var mu sync.Mutex
-	count := middleware.CheckerFunc(func(context.Context) error { mu.Lock(); runs++; mu.Unlock(); return nil })
+	count := check.Func(func(context.Context) error { mu.Lock(); runs++; mu.Unlock(); return nil })
 	_, srv, clock := fakeServer(t, count, middleware.Config{MinCheckInterval: 10 * time.Second})
 	for range 3 {
 		if r := get(t, srv.URL+"/check/"); r.code != 200 {
@@ -428,7 +430,7 @@ func TestMinCheckIntervalServesARecentResultAgain(t *testing.T) {
 func TestRequestCancelledByTheServerStillGetsAnAnswer(t *testing.T) {
 	// On shutdown a server cancels its requests while the clients still
 	// wait: they must read a failure, not net/http's empty 200.
-	hang := middleware.CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	hang := check.Func(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 	started := make(chan struct{})
 	m, err := middleware.New(hang, middleware.Config{Mode: middleware.ModeProbe,
 		Observer: middleware.ObserverFuncs{OnCheckStarted: func(middleware.CheckStart) { close(started) }}})

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // The kinds of light probe, in the order [ChooseLightProbe] tries them.
@@ -45,27 +43,27 @@ type LightProbe struct {
 	// Target is what the probe is sent to, for the same.
 	Target string
 	// Check sends one probe and waits for its answer until ctx ends.
-	Check Checker
+	Check check.Checker
 }
 
 // ICMPProbe echoes host (an address, or a name the dialer resolves) through
-// d; nil d is the host's unprivileged ICMP socket (see [ICMPCheck]).
-func ICMPProbe(host string, d Dialer) LightProbe {
-	return LightProbe{Kind: probeICMP, Target: host, Check: ICMPCheck{Address: host, Dialer: d}}
+// d; nil d is the host's unprivileged ICMP socket (see [check.ICMP]).
+func ICMPProbe(host string, d check.Dialer) LightProbe {
+	return LightProbe{Kind: probeICMP, Target: host, Check: check.ICMP{Address: host, Dialer: d}}
 }
 
 // dnsProbe asks the DNS server at server ("host" or "host:port", port 53
-// by default) one query over UDP through d (see [DNSQueryCheck]).
-func dnsProbe(server string, d Dialer) LightProbe {
+// by default) one query over UDP through d (see [check.DNSQuery]).
+func dnsProbe(server string, d check.Dialer) LightProbe {
 	server = hostport.WithDefault(server, "53")
-	return LightProbe{Kind: probeUDPDNS, Target: server, Check: DNSQueryCheck{Server: server, Dialer: d}}
+	return LightProbe{Kind: probeUDPDNS, Target: server, Check: check.DNSQuery{Server: server, Dialer: d}}
 }
 
 // tcpProbe opens a TCP connection to addr ("host" or "host:port", port 443
-// by default) through d and closes it (see [TCPCheck]).
-func tcpProbe(addr string, d Dialer) LightProbe {
+// by default) through d and closes it (see [check.TCP]).
+func tcpProbe(addr string, d check.Dialer) LightProbe {
 	addr = hostport.WithDefault(addr, "443")
-	return LightProbe{Kind: probeTCP, Target: addr, Check: TCPCheck{Address: addr, Dialer: d}}
+	return LightProbe{Kind: probeTCP, Target: addr, Check: check.TCP{Address: addr, Dialer: d}}
 }
 
 // ErrNoLightProbe is wrapped by ChooseLightProbe's error when no kind of
@@ -79,19 +77,19 @@ var ErrNoLightProbe = errors.New("no light probe can work here")
 //
 //  1. icmp, to HOST: the lightest, and what the upstream VPN client sends;
 //     it needs an ICMP socket (an unprivileged one on the host, as
-//     net.ipv4.ping_group_range allows, or a Dialer that carries "ping4"
+//     net.ipv4.ping_group_range allows, or a check.Dialer that carries "ping4"
 //     and "ping6", as a WireGuard netstack does);
 //  2. udp-dns, to HOST:53: the upstream's fallback where ICMP is not
-//     permitted; it needs a UDP socket through the Dialer;
+//     permitted; it needs a UDP socket through the check.Dialer;
 //  3. tcp, to HOST:443: a SYN and its SYN-ACK, which any dialer carries.
 //
 // Whether a kind can work is decided by opening its socket (bound to the
-// interface, with a BoundDialer), never by sending: a tunnel that is down
+// interface, with a check.BoundDialer), never by sending: a tunnel that is down
 // at start (no route, no interface, a name that does not resolve) must not
 // change the kind. A port is only for udp-dns and tcp. The
 // error wraps ErrNoLightProbe when the kind asked for cannot work, and
 // names it.
-func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe, []error, error) {
+func ChooseLightProbe(ctx context.Context, target string, d check.Dialer) (LightProbe, []error, error) {
 	kind, host, pinned := strings.Cut(target, "://")
 	if !pinned {
 		kind, host = "", target
@@ -137,60 +135,9 @@ func ChooseLightProbe(ctx context.Context, target string, d Dialer) (LightProbe,
 	return LightProbe{}, skipped, fmt.Errorf("%w: %w", ErrNoLightProbe, errors.Join(skipped...))
 }
 
-// canWork opens the probe's socket without sending anything, and reports
-// why it cannot when it cannot. A missing route or interface is no reason:
-// a tunnel that is down at start must not change the kind.
-func (p LightProbe) canWork(ctx context.Context, d Dialer) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if b, ok := d.(boundDialer); ok {
-		// Every kind's socket is bound to the interface, tcp's too: a
-		// process that may not bind has no kind that works.
-		if err := b.canBind(); err != nil && !downOnly(err) {
-			return err
-		}
-	}
-	var conn net.Conn
-	var err error
-	switch p.Kind {
-	case probeICMP:
-		host := strings.TrimSuffix(strings.TrimPrefix(p.Target, "["), "]")
-		if d == nil {
-			ip, perr := netip.ParseAddr(host)
-			if perr != nil {
-				ip = netip.IPv4Unspecified() // a name: most resolve to IPv4 first
-			}
-			conn, err = listenHostPing(ip.Unmap(), "")
-		} else if conn, _, err = (ICMPCheck{Address: p.Target, Dialer: d}).dial(ctx); err != nil && !downOnly(err) {
-			err = fmt.Errorf("the dialer carries no ICMP: %w", err)
-		}
-	case probeUDPDNS:
-		if conn, err = dialLive(ctx, d, "udp", p.Target); err != nil && !downOnly(err) {
-			err = fmt.Errorf("the dialer carries no UDP: %w", err)
-		}
-	default:
-		return nil
-	}
-	if conn != nil {
-		conn.Close()
-	}
-	if err != nil && downOnly(err) {
-		return nil
-	}
-	return err
-}
-
-// downOnly reports whether err says only that the way is down now (no
-// route, no such interface yet, a name that does not resolve while the
-// tunnel that carries DNS is down), not that the kind cannot work.
-func downOnly(err error) bool {
-	if _, ok := errors.AsType[*net.DNSError](err); ok {
-		return true
-	}
-	for _, e := range []error{syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENODEV, syscall.EADDRNOTAVAIL} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
+// canWork reports why the probe cannot work here, without sending it (see
+// check.CanOpen).
+func (p LightProbe) canWork(ctx context.Context, d check.Dialer) error {
+	network := map[string]string{probeICMP: "icmp", probeUDPDNS: "udp", probeTCP: "tcp"}[p.Kind]
+	return check.CanOpen(ctx, network, p.Target, d)
 }

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
@@ -65,7 +67,7 @@ func newRig(t *testing.T, cfg middleware.Config, outcome func(n int) error) *rig
 		OnHealStarted:  func(h middleware.HealStart) { r.healStarts <- h },
 		OnHealed:       func(e middleware.HealEvent) { r.heals <- e },
 	}
-	checker := middleware.CheckerFunc(func(ctx context.Context) error {
+	checker := check.Func(func(ctx context.Context) error {
 		deadline, _ := ctx.Deadline()
 		n := int(r.n.Add(1)) // counted before the test hears of the call
 		r.calls <- checkCall{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
@@ -22,7 +23,7 @@ var ErrAlreadyRunning = errors.New("monitor is already running")
 // use.
 type Monitor struct {
 	cfg      Config
-	checker  Checker
+	checker  check.Checker
 	evidence *evidence // nil without Config.Evidence
 	state    *stateStore
 	flights  flightGroup
@@ -43,7 +44,7 @@ type Monitor struct {
 // New returns a Monitor that runs checker as cfg says. It starts nothing:
 // call Run for the loop. The error names any field of cfg that is out of
 // range, as [Config.Validate] does.
-func New(checker Checker, cfg Config) (*Monitor, error) {
+func New(checker check.Checker, cfg Config) (*Monitor, error) {
 	if checker == nil {
 		return nil, errors.New("middleware.New: checker is nil")
 	}
@@ -243,7 +244,7 @@ type stop struct {
 // execute runs check bounded by ctx, tells the observer, and records the
 // result unless it is abandoned. When the check fails after ctx ended,
 // stopped says why ctx ended.
-func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration, check Checker, stopped func() stop) Result {
+func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration, checker check.Checker, stopped func() stop) Result {
 	clock := m.cfg.Clock
 	start := clock.Now()
 	m.cfg.Observer.CheckStarted(CheckStart{Source: src, Time: start, Timeout: timeout})
@@ -265,7 +266,7 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 		// so, rather than run a check with no time left.
 		err = fmt.Errorf("evidence undecided at the deadline (%s): %w", v.text, ctxend.Err(ctx))
 	} else {
-		err = safely.Check(ctx, check, ErrCheckPanicked)
+		err = safely.Check(ctx, checker, check.ErrPanicked)
 	}
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
 	if err != nil && ctxend.Ended(ctx) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // expired is a caller whose deadline has passed already, as /check/?timeout=1ns.
@@ -20,7 +21,7 @@ func expired(t *testing.T) context.Context {
 
 func TestShortCallerDeadlinesDoNotMakeAWorkingTunnelUnhealthy(t *testing.T) {
 	// A working tunnel whose check takes a round trip of 20 ms.
-	working := middleware.CheckerFunc(func(ctx context.Context) error {
+	working := check.Func(func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -52,7 +53,7 @@ func TestShortCallerDeadlinesDoNotMakeAWorkingTunnelUnhealthy(t *testing.T) {
 func TestCachedTimeoutServesOnlyCallersWhoWouldNotWaitLonger(t *testing.T) {
 	var runs atomic.Int64
 	started := make(chan struct{}, 4)
-	hang := middleware.CheckerFunc(func(ctx context.Context) error {
+	hang := check.Func(func(ctx context.Context) error {
 		runs.Add(1)
 		started <- struct{}{}
 		<-ctx.Done()
@@ -104,7 +105,7 @@ func TestCachedTimeoutServesOnlyCallersWhoWouldNotWaitLonger(t *testing.T) {
 
 func TestCachedHardFailureServesEveryone(t *testing.T) {
 	var runs atomic.Int64
-	refused := middleware.CheckerFunc(func(context.Context) error { runs.Add(1); return errors.New("connection refused") })
+	refused := check.Func(func(context.Context) error { runs.Add(1); return errors.New("connection refused") })
 	_, srv, _ := fakeServer(t, refused, middleware.Config{MinCheckInterval: 5 * time.Second})
 	for _, q := range []string{"", "?timeout=9s", "?timeout=1s"} {
 		if r := get(t, srv.URL+"/check/"+q); r.code != 503 || !strings.Contains(r.body, "refused") {
@@ -120,7 +121,7 @@ func TestCallerDeadlineEqualToTheCheckTimeoutIsRecorded(t *testing.T) {
 	// On the real clock a caller sets its deadline a few microseconds
 	// before it asks, as /check/?timeout=9s behind serve --timeout 9s does:
 	// the check was still given the check timeout.
-	hang := middleware.CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	hang := check.Func(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 	const timeout = 200 * time.Millisecond
 	m, err := middleware.New(hang, middleware.Config{Mode: middleware.ModeProbe, Timeouts: []time.Duration{timeout}})
 	if err != nil {

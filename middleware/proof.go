@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
@@ -133,7 +134,7 @@ func (p *proofOfLife) run(ctx context.Context) {
 // probe runs one probe sent at sent and records its end.
 func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
 	probeCtx, cancel := clockwork.WithTimeout(ctx, p.clock, p.cfg.ProbeTimeout)
-	err := safely.Check(probeCtx, p.cfg.Probe.Check, ErrCheckPanicked)
+	err := safely.Check(probeCtx, p.cfg.Probe.Check, check.ErrPanicked)
 	if err == nil && ctxend.Ended(probeCtx) {
 		// Returned only after its timeout: whatever it saw came too late.
 		err = fmt.Errorf("no answer within %v", p.cfg.ProbeTimeout)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // probeRig drives the light probes by hand on the evidence rig's fake
@@ -318,8 +320,8 @@ func TestProofOfLifeCheckWaitsForAnswers(t *testing.T) {
 // A probe whose Check returns nil only after its timeout was not answered
 // in time: it counts as lost.
 func TestProofOfLifeLateNilIsNoAnswer(t *testing.T) {
-	check := CheckerFunc(func(ctx context.Context) error { <-ctx.Done(); return nil })
-	cfg, err := Evidence{Probe: &LightProbe{Kind: probeTCP, Target: "x", Check: check}, ProbeTimeout: 10 * time.Millisecond}.withDefaults()
+	checker := check.Func(func(ctx context.Context) error { <-ctx.Done(); return nil })
+	cfg, err := Evidence{Probe: &LightProbe{Kind: probeTCP, Target: "x", Check: checker}, ProbeTimeout: 10 * time.Millisecond}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,8 +337,8 @@ func TestProofOfLifeLateNilIsNoAnswer(t *testing.T) {
 func TestPendingEvidenceAtTheDeadline(t *testing.T) {
 	var active int
 	clock := clockwork.NewFakeClockAt(evidenceEpoch)
-	probe := &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: CheckerFunc(func(context.Context) error { return nil })}
-	m, err := New(CheckerFunc(func(context.Context) error { active++; return nil }),
+	probe := &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: check.Func(func(context.Context) error { return nil })}
+	m, err := New(check.Func(func(context.Context) error { active++; return nil }),
 		Config{Mode: ModeProbe, Clock: clock, Timeouts: Ladder{time.Second}, Evidence: &Evidence{Probe: probe, Interval: 500 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

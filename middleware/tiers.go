@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
@@ -21,7 +22,7 @@ type Tier struct {
 	// Name names the tier in its errors: "startup", "small", "full".
 	Name string
 	// Check is what the tier runs; nil means the monitor's checker.
-	Check Checker
+	Check check.Checker
 	// Every is the wait from the end of one run of the tier to the start
 	// of its next. Zero makes it a startup tier: it runs once when the
 	// schedule starts, before the periodic tiers' first waits begin.
@@ -43,7 +44,7 @@ func (c tierCheck) Check(ctx context.Context) error {
 	for i, timeout := range c.tier.Tries {
 		start := c.clock.Now()
 		tryCtx, cancel := clockwork.WithTimeout(ctx, c.clock, timeout)
-		err := safely.Check(tryCtx, c.tier.Check, ErrCheckPanicked)
+		err := safely.Check(tryCtx, c.tier.Check, check.ErrPanicked)
 		cancel()
 		if err == nil {
 			return nil

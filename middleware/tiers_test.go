@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
@@ -40,8 +41,8 @@ var errHang = errors.New("hang until the deadline")
 func newUpstreamRig(t *testing.T, heal bool) *upstreamRig {
 	u := &upstreamRig{tries: make(chan tierCall, 64), gate: make(healGate)}
 	u.answerWith(func(tierCall) error { return nil })
-	check := func(name string) middleware.Checker {
-		return middleware.CheckerFunc(func(ctx context.Context) error {
+	checker := func(name string) check.Checker {
+		return check.Func(func(ctx context.Context) error {
 			deadline, _ := ctx.Deadline()
 			c := tierCall{check: name, at: u.clock.Since(epoch), timeout: deadline.Sub(u.clock.Now())}
 			err := (*u.answer.Load())(c)
@@ -53,7 +54,7 @@ func newUpstreamRig(t *testing.T, heal bool) *upstreamRig {
 			return err
 		})
 	}
-	cfg := preset.Upstream(check("small"), check("full"))
+	cfg := preset.Upstream(checker("small"), checker("full"))
 	if heal {
 		cfg.Heal = u.gate.heal
 	}
@@ -210,7 +211,7 @@ func TestTiersConfigErrors(t *testing.T) {
 		{middleware.Config{Tiers: []middleware.Tier{{Every: -time.Second}}}, "Tiers[0].Every"},
 		{middleware.Config{Tiers: []middleware.Tier{{Tries: middleware.Ladder{0}}}}, "Tiers[0].Tries[0]"},
 	} {
-		if _, err := middleware.New(middleware.CheckerFunc(nil), tc.cfg); err == nil || !strings.Contains(err.Error(), tc.mention) {
+		if _, err := middleware.New(check.Func(nil), tc.cfg); err == nil || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("New with %+v: %v, want an error naming %q", tc.cfg.Tiers, err, tc.mention)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
 	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
@@ -115,7 +116,7 @@ func (h *labHealthFlags) configure(fs *flag.FlagSet, stderr io.Writer) (err erro
 // server returns the health server of check, healed by restart unless
 // --heal-cmd is set and with --evidence from the client's counters, or nil
 // without --serve. An error is a usage error.
-func (h *labHealthFlags) server(check middleware.Checker, restart middleware.HealFunc, client *harness.Client) (*server.Server, error) {
+func (h *labHealthFlags) server(checker check.Checker, restart middleware.HealFunc, client *harness.Client) (*server.Server, error) {
 	if *h.addr == "" {
 		return nil, nil
 	}
@@ -130,8 +131,8 @@ func (h *labHealthFlags) server(check middleware.Checker, restart middleware.Hea
 			return nil, err
 		}
 	}
-	h.ApplyPreset(&cfg, client.SmallCheck(), check)
-	return server.New(check, cfg)
+	h.ApplyPreset(&cfg, client.SmallCheck(), checker)
+	return server.New(checker, cfg)
 }
 
 // serveRole serves a role's control handler on controlAddr and its health

@@ -18,7 +18,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 const loadUsage = `Usage: tunnelprobe load [flags]
@@ -178,7 +178,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 // newSweep returns the levels the flags ask for, run in this process
 // through dialer (nil: the host network or --socks5) or over --procs
 // children.
-func (f *loadFlags) newSweep(dialer middleware.Dialer) loadgen.Sweep {
+func (f *loadFlags) newSweep(dialer check.Dialer) loadgen.Sweep {
 	return loadgen.Sweep{Config: f.spec, Levels: f.sweep, Procs: f.procs, Dialer: dialer}
 }
 

@@ -6,7 +6,7 @@ import (
 	"net"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // openPath completes f.spec with the way to the target the flags ask for
@@ -16,7 +16,7 @@ import (
 // target unless --target says, its TLS target is the probe unless --probe
 // says, verified with its CA unless --tls-ca; --procs children reach it
 // through its SOCKS5 ingress. Call closePath when done.
-func (f *loadFlags) openPath(ctx context.Context) (dialer middleware.Dialer, closePath func(), err error) {
+func (f *loadFlags) openPath(ctx context.Context) (dialer check.Dialer, closePath func(), err error) {
 	s := &f.spec
 	switch {
 	case s.SOCKS5 != "":

@@ -19,7 +19,7 @@ func Call(ctx context.Context, fn func(context.Context) error, panicked error) (
 	return fn(ctx)
 }
 
-// A Checker is anything with a Check method, as a middleware.Checker is.
+// A Checker is anything with a Check method, as a check.Checker is.
 type Checker interface {
 	Check(ctx context.Context) error
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"
@@ -172,12 +173,12 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
 	}
 	var src middleware.CounterSource
-	var probeDialer middleware.Dialer // nil: the host's routes
+	var probeDialer check.Dialer // nil: the host's routes
 	switch {
 	case f.evidenceIface != "":
-		src, probeDialer = middleware.InterfaceCounters(f.evidenceIface), middleware.BoundDialer(f.evidenceIface)
+		src, probeDialer = middleware.InterfaceCounters(f.evidenceIface), check.BoundDialer(f.evidenceIface)
 	case f.evidenceWG != "":
-		src, probeDialer = &wgstats.Device{Name: f.evidenceWG}, middleware.BoundDialer(f.evidenceWG)
+		src, probeDialer = &wgstats.Device{Name: f.evidenceWG}, check.BoundDialer(f.evidenceWG)
 	}
 	var probe *middleware.LightProbe
 	if f.LightProbe != "" {
@@ -238,7 +239,7 @@ func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, sr
 
 // ApplyPreset makes cfg the --preset's configuration, if one was given,
 // with small and full as its checks.
-func (f *Flags) ApplyPreset(cfg *server.Config, small middleware.Checker, full ...middleware.Checker) {
+func (f *Flags) ApplyPreset(cfg *server.Config, small check.Checker, full ...check.Checker) {
 	if f.preset == "upstream" {
 		up := preset.Upstream(small, full...)
 		cfg.Monitor.Mode, cfg.Monitor.FailureThreshold, cfg.Monitor.Tiers = up.Mode, up.FailureThreshold, up.Tiers
@@ -247,7 +248,7 @@ func (f *Flags) ApplyPreset(cfg *server.Config, small middleware.Checker, full .
 
 // BuildChecks returns the checks of the targets the flags ask for, dialing
 // through dialer (nil: the host network). An error is a usage error.
-func (f *Flags) BuildChecks(dialer middleware.Dialer) ([]middleware.Checker, error) {
+func (f *Flags) BuildChecks(dialer check.Dialer) ([]check.Checker, error) {
 	targets := f.targets.Values
 	if len(targets) == 0 && f.preset == "upstream" {
 		targets = preset.UpstreamTargets
@@ -278,7 +279,7 @@ func (f *Flags) NewServer(fs *flag.FlagSet, w io.Writer) (*server.Server, server
 	f.ApplyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, preset.UpstreamEchoTargets...), checks...)
 	checker := checks[0] // several pass when any one does
 	if len(checks) > 1 {
-		checker = middleware.AnyOf(checks...)
+		checker = check.AnyOf(checks...)
 	}
 	srv, err := server.New(checker, cfg)
 	return srv, cfg, err

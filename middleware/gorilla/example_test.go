@@ -9,11 +9,12 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/gorilla"
 )
 
 func ExampleMount() {
-	m, _ := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }), middleware.Config{})
+	m, _ := middleware.New(check.Func(func(context.Context) error { return nil }), middleware.Config{})
 	r := mux.NewRouter().StrictSlash(true)
 	gorilla.Mount(r, "/health", m)
 	for _, path := range []string{"/health/check", "/health/check/", "/health"} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 
@@ -13,14 +14,14 @@ import (
 // ICMP is not permitted), the full one dials cloudflare.com and github.com
 // in turn, and a failed tier restarts the VPN.
 func ExampleUpstream() {
-	var full []middleware.Checker
+	var full []check.Checker
 	for _, t := range preset.UpstreamTargets {
-		full = append(full, middleware.TLSCheck{Address: t})
+		full = append(full, check.TLS{Address: t})
 	}
 	small := preset.UpstreamSmall(nil, "1.1.1.1", preset.UpstreamEchoTargets...)
 	cfg := preset.Upstream(small, full...)
 	cfg.Heal = func(ctx context.Context) error { return nil } // restart the VPN here
-	m, err := middleware.New(middleware.AnyOf(full...), cfg)  // AnyOf for /check/
+	m, err := middleware.New(check.AnyOf(full...), cfg)       // AnyOf for /check/
 	if err != nil {
 		fmt.Println(err)
 		return

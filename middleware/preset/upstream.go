@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // The timings of the upstream VPN client's current health check, none of
@@ -37,10 +38,10 @@ var (
 // upstream VPN client (the successor of the reference loop, see
 // docs/middleware.md), built from package middleware's parts:
 //
-//   - startup: every one of full at once ([middleware.AnyOf]), 6 s for all;
+//   - startup: every one of full at once ([check.AnyOf]), 6 s for all;
 //   - small: every 60 s, the small check (see [UpstreamSmall]), with up to
 //     10 tries of 5, 5, 5, 10, 10, 10, 15, 15, 15 and 30 s;
-//   - full: every 5 minutes, full in turn ([middleware.RoundRobin]), with
+//   - full: every 5 minutes, full in turn ([check.RoundRobin]), with
 //     up to 3 tries of 10, 15 and 30 s;
 //   - a tier whose every try failed turns the state unhealthy, and with
 //     Heal set restarts the VPN at once; the schedule then starts over,
@@ -63,14 +64,14 @@ var (
 //     wait, but its restart of the VPN takes seconds anyway.
 //   - The health server is package middleware's: the status endpoint answers
 //     503, not 500, when unhealthy, which no prober tells apart.
-func Upstream(small middleware.Checker, full ...middleware.Checker) middleware.Config {
+func Upstream(small check.Checker, full ...check.Checker) middleware.Config {
 	return middleware.Config{
 		Mode:             middleware.ModeLoop,
 		FailureThreshold: 1,
 		Tiers: []middleware.Tier{
-			{Name: "startup", Check: middleware.AnyOf(full...), Tries: UpstreamStartupTries},
+			{Name: "startup", Check: check.AnyOf(full...), Tries: UpstreamStartupTries},
 			{Name: "small", Check: small, Every: UpstreamSmallEvery, Tries: UpstreamSmallTries},
-			{Name: "full", Check: middleware.RoundRobin(full...), Every: UpstreamFullEvery, Tries: UpstreamFullTries},
+			{Name: "full", Check: check.RoundRobin(full...), Every: UpstreamFullEvery, Tries: UpstreamFullTries},
 		},
 	}
 }
@@ -80,13 +81,13 @@ func Upstream(small middleware.Checker, full ...middleware.Checker) middleware.C
 // which falls back for good to one DNS query over UDP to dnsServer once
 // ICMP is not permitted. The original sends its echoes from a raw socket,
 // which needs CAP_NET_RAW, where this one uses the unprivileged ICMP socket
-// (see [middleware.ICMPCheck]); its DNS check resolves github.com and moves
+// (see [check.ICMP]); its DNS check resolves github.com and moves
 // on to the next of several public resolvers after each failure, where this
 // one asks dnsServer alone.
-func UpstreamSmall(dialer middleware.Dialer, dnsServer string, hosts ...string) middleware.Checker {
-	echoes := make([]middleware.Checker, len(hosts))
+func UpstreamSmall(dialer check.Dialer, dnsServer string, hosts ...string) check.Checker {
+	echoes := make([]check.Checker, len(hosts))
 	for i, h := range hosts {
-		echoes[i] = middleware.ICMPCheck{Address: h, Dialer: dialer}
+		echoes[i] = check.ICMP{Address: h, Dialer: dialer}
 	}
-	return middleware.Fallback(middleware.RoundRobin(echoes...), middleware.ErrICMPNotPermitted, middleware.DNSQueryCheck{Server: dnsServer, Name: "github.com", Dialer: dialer})
+	return check.Fallback(check.RoundRobin(echoes...), check.ErrICMPNotPermitted, check.DNSQuery{Server: dnsServer, Name: "github.com", Dialer: dialer})
 }

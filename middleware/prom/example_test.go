@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/prom"
 )
 
@@ -23,8 +24,8 @@ func ExampleNewObserver() {
 	if err != nil {
 		panic(err)
 	}
-	check := middleware.CheckerFunc(func(context.Context) error { return nil })
-	mon, err := middleware.New(check, middleware.Config{Mode: middleware.ModeProbe, Observer: obs})
+	checker := check.Func(func(context.Context) error { return nil })
+	mon, err := middleware.New(checker, middleware.Config{Mode: middleware.ModeProbe, Observer: obs})
 	if err != nil {
 		panic(err)
 	}

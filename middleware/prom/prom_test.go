@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/prom"
 )
 
@@ -22,7 +23,7 @@ import (
 const hangGuard = 10 * time.Second
 
 // setup returns a registry holding the metrics of a monitor of check.
-func setup(t *testing.T, check middleware.Checker, cfg middleware.Config, wrap func(*prom.Observer) middleware.Observer) (*prometheus.Registry, *prom.Observer, *middleware.Monitor) {
+func setup(t *testing.T, checker check.Checker, cfg middleware.Config, wrap func(*prom.Observer) middleware.Observer) (*prometheus.Registry, *prom.Observer, *middleware.Monitor) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	obs, err := prom.NewObserver(reg, prom.Opts{})
@@ -33,7 +34,7 @@ func setup(t *testing.T, check middleware.Checker, cfg middleware.Config, wrap f
 	if wrap != nil {
 		cfg.Observer = wrap(obs)
 	}
-	mon, err := middleware.New(check, cfg)
+	mon, err := middleware.New(checker, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,14 +63,14 @@ var documented = []string{
 func TestMetricsAfterChecks(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(time.Unix(1_700_000_000, 0))
 	var failing atomic.Bool
-	check := middleware.CheckerFunc(func(context.Context) error {
+	checker := check.Func(func(context.Context) error {
 		clock.Advance(250 * time.Millisecond) // each check takes 250 ms of fake time
 		if failing.Load() {
 			return errors.New("tunnel down")
 		}
 		return nil
 	})
-	reg, _, mon := setup(t, check, middleware.Config{Mode: middleware.ModeProbe, Clock: clock}, nil)
+	reg, _, mon := setup(t, checker, middleware.Config{Mode: middleware.ModeProbe, Clock: clock}, nil)
 
 	// Before any check: the state is unknown, the mode known.
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
@@ -224,7 +225,7 @@ func (s signalling) CheckJoined(j middleware.CheckJoin) {
 func TestCoalescedAndInFlight(t *testing.T) {
 	const callers = 50
 	release := make(chan struct{})
-	check := middleware.CheckerFunc(func(ctx context.Context) error {
+	checker := check.Func(func(ctx context.Context) error {
 		select {
 		case <-release:
 			return nil
@@ -233,7 +234,7 @@ func TestCoalescedAndInFlight(t *testing.T) {
 		}
 	})
 	sig := signalling{started: make(chan struct{}, 1), joined: make(chan struct{}, callers)}
-	reg, obs, mon := setup(t, check, middleware.Config{Mode: middleware.ModeProbe}, func(o *prom.Observer) middleware.Observer {
+	reg, obs, mon := setup(t, checker, middleware.Config{Mode: middleware.ModeProbe}, func(o *prom.Observer) middleware.Observer {
 		sig.Observer = o
 		return sig
 	})

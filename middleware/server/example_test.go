@@ -9,14 +9,15 @@ import (
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
 // A Server runs a monitor's loop and endpoints on a listener until its
 // context ends, as `tunnelprobe serve` does.
 func ExampleServer() {
-	check := middleware.CheckerFunc(func(context.Context) error { return nil }) // a tunnel that works
-	srv, err := server.New(check, server.Config{Monitor: middleware.Config{Mode: middleware.ModeProbe}, Metrics: true})
+	checker := check.Func(func(context.Context) error { return nil }) // a tunnel that works
+	srv, err := server.New(checker, server.Config{Monitor: middleware.Config{Mode: middleware.ModeProbe}, Metrics: true})
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +56,7 @@ func ExampleServer() {
 // HealCommand heals by a shell command, here one that restarts a VPN.
 func ExampleHealCommand() {
 	heal := server.HealCommand("echo restarting the VPN", nil)
-	mon, err := middleware.New(middleware.CheckerFunc(func(context.Context) error { return nil }),
+	mon, err := middleware.New(check.Func(func(context.Context) error { return nil }),
 		middleware.Config{Heal: heal})
 	fmt.Println(mon != nil, err, heal(context.Background()))
 	// Output: true <nil> <nil>

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // Config is the health server's: the monitor's configuration and what the
@@ -39,7 +40,7 @@ type Server struct {
 
 // New returns the health server of check under cfg. It starts nothing; an
 // error is a bad cfg.
-func New(check middleware.Checker, cfg Config) (*Server, error) {
+func New(checker check.Checker, cfg Config) (*Server, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -58,7 +59,7 @@ func New(check middleware.Checker, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	mon, err := middleware.New(check, mc)
+	mon, err := middleware.New(checker, mc)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
@@ -26,7 +27,7 @@ func TestHealCommandConfig(t *testing.T) {
 	healedByFunc := make(chan struct{}, 1)
 	healEnded := make(chan struct{}, 16)
 	var log syncbuf.Buffer
-	srv, err := server.New(middleware.CheckerFunc(func(context.Context) error { return errors.New("down") }), server.Config{
+	srv, err := server.New(check.Func(func(context.Context) error { return errors.New("down") }), server.Config{
 		Monitor: middleware.Config{
 			Heal:        func(context.Context) error { healedByFunc <- struct{}{}; return nil },
 			HealBackoff: middleware.HealBackoff{Initial: 1},
@@ -72,7 +73,7 @@ func (s collectingSource) Collect(ch chan<- prometheus.Metric) {
 // tunnel's counters and whatever its source collects.
 func TestMetricsWithEvidence(t *testing.T) {
 	src := collectingSource{desc: prometheus.NewDesc("test_peer_handshake_age_seconds", "test", nil, nil)}
-	srv, err := server.New(middleware.CheckerFunc(func(context.Context) error { return nil }), server.Config{
+	srv, err := server.New(check.Func(func(context.Context) error { return nil }), server.Config{
 		Monitor: middleware.Config{Mode: middleware.ModeProbe, Evidence: &middleware.Evidence{Source: src}},
 		Metrics: true,
 	})

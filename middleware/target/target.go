@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // Options are what a target's text does not say: how to dial and how
@@ -17,7 +17,7 @@ import (
 // system's roots.
 type Options struct {
 	// Dialer opens the check's connections; nil means the host network.
-	Dialer middleware.Dialer
+	Dialer check.Dialer
 	// RootCAs verifies tls and https targets; nil means the system roots.
 	RootCAs *x509.CertPool
 	// InsecureSkipVerify accepts any certificate (labs only).
@@ -33,20 +33,20 @@ var targetKinds = []string{"tcp", "tls", "http", "dns", "icmp", "udp-dns"}
 // Parse returns the check target names, the one syntax of a check
 // target for serve --target, load --probe and anything else that takes one:
 //
-//	tcp://host:port          a TCP dial (TCPCheck); the port is required
-//	tls://host[:port]        a dial and a verified TLS handshake (TLSCheck); port 443 when missing
-//	http://... https://...   a GET answered 2xx or 3xx (HTTPCheck)
-//	dns://name               a lookup of name (DNSCheck); dns://server[:port]/name asks that server
-//	icmp://host              an ICMP echo (ICMPCheck)
+//	tcp://host:port          a TCP dial (check.TCP); the port is required
+//	tls://host[:port]        a dial and a verified TLS handshake (check.TLS); port 443 when missing
+//	http://... https://...   a GET answered 2xx or 3xx (check.HTTP)
+//	dns://name               a lookup of name (check.DNS); dns://server[:port]/name asks that server
+//	icmp://host              an ICMP echo (check.ICMP)
 //	udp-dns://server[:port][/name]
-//	                         one DNS query over UDP to server, any answer passes (DNSQueryCheck)
+//	                         one DNS query over UDP to server, any answer passes (check.DNSQuery)
 //
 // A target without a scheme is checked as kind says (tcp, tls, http, dns,
 // icmp or udp-dns), as serve's --check does: host[:port] for tcp and tls
 // (port 443 when missing), a host name for dns and icmp, server[/name] for
 // udp-dns. The checks are package middleware's. Errors say what was
 // expected.
-func Parse(target, kind string, opts Options) (middleware.Checker, error) {
+func Parse(target, kind string, opts Options) (check.Checker, error) {
 	scheme, rest, hasScheme := strings.Cut(target, "://")
 	if !hasScheme {
 		switch kind {
@@ -64,7 +64,7 @@ func Parse(target, kind string, opts Options) (middleware.Checker, error) {
 		if err != nil || u.Host == "" {
 			return nil, errors.New("not an http or https URL")
 		}
-		return middleware.HTTPCheck{URL: target, Dialer: opts.Dialer, RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify}, nil
+		return check.HTTP{URL: target, Dialer: opts.Dialer, RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify}, nil
 	case "tcp", "tls":
 		if hasScheme {
 			rest = strings.TrimSuffix(rest, "/")
@@ -80,9 +80,9 @@ func Parse(target, kind string, opts Options) (middleware.Checker, error) {
 			return nil, fmt.Errorf("not a host[:port]: want %s://host:port", scheme)
 		}
 		if scheme == "tcp" {
-			return middleware.TCPCheck{Address: net.JoinHostPort(host, port), Dialer: opts.Dialer}, nil
+			return check.TCP{Address: net.JoinHostPort(host, port), Dialer: opts.Dialer}, nil
 		}
-		return middleware.TLSCheck{Address: net.JoinHostPort(host, port), RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify, Dialer: opts.Dialer}, nil
+		return check.TLS{Address: net.JoinHostPort(host, port), RootCAs: opts.RootCAs, InsecureSkipVerify: opts.InsecureSkipVerify, Dialer: opts.Dialer}, nil
 	case "dns":
 		server, name := opts.DNSServer, rest
 		if s, n, ok := strings.Cut(rest, "/"); ok && hasScheme {
@@ -91,19 +91,19 @@ func Parse(target, kind string, opts Options) (middleware.Checker, error) {
 		if name == "" || strings.ContainsAny(name, "/: ") {
 			return nil, errors.New("not a host name: want dns://name or dns://server/name")
 		}
-		return middleware.DNSCheck{Host: name, Server: server, Dialer: opts.Dialer}, nil
+		return check.DNS{Host: name, Server: server, Dialer: opts.Dialer}, nil
 	case "icmp":
 		host := strings.TrimSuffix(rest, "/")
 		if host == "" || strings.ContainsAny(host, "/?#@ ") || strings.Count(host, ":") == 1 {
 			return nil, errors.New("not a host: want icmp://host, with no port")
 		}
-		return middleware.ICMPCheck{Address: host, Dialer: opts.Dialer}, nil
+		return check.ICMP{Address: host, Dialer: opts.Dialer}, nil
 	case "udp-dns":
 		server, name, _ := strings.Cut(rest, "/")
 		if _, _, err := net.SplitHostPort(hostport.WithDefault(server, "53")); err != nil || server == "" || strings.ContainsAny(name, "/: ") {
 			return nil, errors.New("not a server: want udp-dns://server[:port][/name]")
 		}
-		return middleware.DNSQueryCheck{Server: server, Name: name, Dialer: opts.Dialer}, nil
+		return check.DNSQuery{Server: server, Name: name, Dialer: opts.Dialer}, nil
 	}
 	return nil, fmt.Errorf("unknown scheme %q: want tcp, tls, http, https, dns, icmp or udp-dns", scheme)
 }
@@ -124,14 +124,14 @@ func Default(kind string) string {
 
 // ParseList is Parse for each of targets, or for the default of kind when
 // there are none ([Default]), with the checks one by one: several make one
-// check that passes when any of them does with [middleware.AnyOf], or a
-// schedule that takes them in turn with [middleware.RoundRobin]. An error
+// check that passes when any of them does with [check.AnyOf], or a
+// schedule that takes them in turn with [check.RoundRobin]. An error
 // names its target.
-func ParseList(targets []string, kind string, opts Options) ([]middleware.Checker, error) {
+func ParseList(targets []string, kind string, opts Options) ([]check.Checker, error) {
 	if len(targets) == 0 {
 		targets = []string{Default(kind)}
 	}
-	checks := make([]middleware.Checker, 0, len(targets))
+	checks := make([]check.Checker, 0, len(targets))
 	for _, t := range targets {
 		c, err := Parse(t, kind, opts)
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 )
 
@@ -13,26 +13,26 @@ func TestParse(t *testing.T) {
 	opts := target.Options{DNSServer: "10.0.0.53", InsecureSkipVerify: true}
 	for _, tc := range []struct {
 		text, kind string
-		want       middleware.Checker
+		want       check.Checker
 	}{
-		{"tcp://127.0.0.1:9", "", middleware.TCPCheck{Address: "127.0.0.1:9"}},
-		{"tcp://[::1]:9/", "tls", middleware.TCPCheck{Address: "[::1]:9"}},
-		{"tls://example.test", "", middleware.TLSCheck{Address: "example.test:443", InsecureSkipVerify: true}},
-		{"tls://example.test:8443", "tcp", middleware.TLSCheck{Address: "example.test:8443", InsecureSkipVerify: true}},
-		{"https://example.test/health", "", middleware.HTTPCheck{URL: "https://example.test/health", InsecureSkipVerify: true}},
-		{"dns://example.test", "", middleware.DNSCheck{Host: "example.test", Server: "10.0.0.53"}},
-		{"dns://1.1.1.1:53/example.test", "", middleware.DNSCheck{Host: "example.test", Server: "1.1.1.1:53"}},
+		{"tcp://127.0.0.1:9", "", check.TCP{Address: "127.0.0.1:9"}},
+		{"tcp://[::1]:9/", "tls", check.TCP{Address: "[::1]:9"}},
+		{"tls://example.test", "", check.TLS{Address: "example.test:443", InsecureSkipVerify: true}},
+		{"tls://example.test:8443", "tcp", check.TLS{Address: "example.test:8443", InsecureSkipVerify: true}},
+		{"https://example.test/health", "", check.HTTP{URL: "https://example.test/health", InsecureSkipVerify: true}},
+		{"dns://example.test", "", check.DNS{Host: "example.test", Server: "10.0.0.53"}},
+		{"dns://1.1.1.1:53/example.test", "", check.DNS{Host: "example.test", Server: "1.1.1.1:53"}},
 		// Without a scheme, as serve --check says.
-		{"cloudflare.com", "tls", middleware.TLSCheck{Address: "cloudflare.com:443", InsecureSkipVerify: true}},
-		{"cloudflare.com", "tcp", middleware.TCPCheck{Address: "cloudflare.com:443"}},
-		{"127.0.0.1:1", "tcp", middleware.TCPCheck{Address: "127.0.0.1:1"}},
-		{"cloudflare.com", "dns", middleware.DNSCheck{Host: "cloudflare.com", Server: "10.0.0.53"}},
-		{"icmp://10.0.0.1", "", middleware.ICMPCheck{Address: "10.0.0.1"}},
-		{"icmp://[::1]/", "", middleware.ICMPCheck{Address: "[::1]"}},
-		{"one.one.one.one", "icmp", middleware.ICMPCheck{Address: "one.one.one.one"}},
-		{"udp-dns://1.1.1.1", "", middleware.DNSQueryCheck{Server: "1.1.1.1"}},
-		{"udp-dns://10.99.0.1:5353/tls.lab", "", middleware.DNSQueryCheck{Server: "10.99.0.1:5353", Name: "tls.lab"}},
-		{"9.9.9.9/example.test", "udp-dns", middleware.DNSQueryCheck{Server: "9.9.9.9", Name: "example.test"}},
+		{"cloudflare.com", "tls", check.TLS{Address: "cloudflare.com:443", InsecureSkipVerify: true}},
+		{"cloudflare.com", "tcp", check.TCP{Address: "cloudflare.com:443"}},
+		{"127.0.0.1:1", "tcp", check.TCP{Address: "127.0.0.1:1"}},
+		{"cloudflare.com", "dns", check.DNS{Host: "cloudflare.com", Server: "10.0.0.53"}},
+		{"icmp://10.0.0.1", "", check.ICMP{Address: "10.0.0.1"}},
+		{"icmp://[::1]/", "", check.ICMP{Address: "[::1]"}},
+		{"one.one.one.one", "icmp", check.ICMP{Address: "one.one.one.one"}},
+		{"udp-dns://1.1.1.1", "", check.DNSQuery{Server: "1.1.1.1"}},
+		{"udp-dns://10.99.0.1:5353/tls.lab", "", check.DNSQuery{Server: "10.99.0.1:5353", Name: "tls.lab"}},
+		{"9.9.9.9/example.test", "udp-dns", check.DNSQuery{Server: "9.9.9.9", Name: "example.test"}},
 	} {
 		got, err := target.Parse(tc.text, tc.kind, opts)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // Docker's HEALTHCHECK defaults (moby daemon/health.go).
@@ -59,7 +59,7 @@ type DockerConfig struct {
 	// Clock drives the timer and stamps results; nil means the real clock.
 	Clock clockwork.Clock
 	// Dialer opens the check connections; nil means the host network.
-	Dialer middleware.Dialer
+	Dialer check.Dialer
 	// OnProbe, if not nil, is called with every check result, from Run's
 	// goroutine.
 	OnProbe func(Result)

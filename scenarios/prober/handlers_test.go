@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // The tcpSocket rules: a connection opened within the timeout passes,
@@ -47,7 +47,7 @@ func TestTCPSocketRules(t *testing.T) {
 	}
 
 	// A connect that never completes (a dead tunnel) fails at the timeout.
-	hang := middleware.DialerFunc(func(ctx context.Context, _, _ string) (net.Conn, error) {
+	hang := check.DialerFunc(func(ctx context.Context, _, _ string) (net.Conn, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})

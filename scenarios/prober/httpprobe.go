@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // KubeProbeUserAgent is the User-Agent of every probe request, as a kubelet
@@ -105,7 +105,7 @@ const maxLoggedBody = 256
 // to another host is returned as is, a Warning. Only the first 10 KiB of the
 // body are read, and truncation is not an error. Ending ctx also ends the
 // probe. dialer opens the connection; nil means the host network.
-func HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) Result {
+func HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer check.Dialer) Result {
 	return timed(func() Result { return httpGet(ctx, url, timeout, dialer) })
 }
 
@@ -118,7 +118,7 @@ func timed(probe func() Result) Result {
 	return res
 }
 
-func httpGet(ctx context.Context, url string, timeout time.Duration, dialer middleware.Dialer) Result {
+func httpGet(ctx context.Context, url string, timeout time.Duration, dialer check.Dialer) Result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return Result{Outcome: Failure, Err: err}

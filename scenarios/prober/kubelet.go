@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 	"github.com/tunnelprobe/tunnelprobe/internal/enum"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // Kubernetes' probe defaults (pkg/apis/core/v1/defaults.go).
@@ -155,7 +155,7 @@ type KubeletConfig struct {
 	Clock clockwork.Clock
 	// Dialer opens the httpGet and tcpSocket probes' connections; nil
 	// means the host network.
-	Dialer middleware.Dialer
+	Dialer check.Dialer
 	// OnProbe, if not nil, is called with every probe result, from Run's
 	// goroutine.
 	OnProbe func(Result)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // What the Kubelet and Docker probers' constructors share.
@@ -50,7 +50,7 @@ func CheckURL(s string) error {
 }
 
 // httpProbe is a prober's probe: one HTTPGet of probeURL.
-func httpProbe(probeURL string, timeout time.Duration, dialer middleware.Dialer) func(context.Context) Result {
+func httpProbe(probeURL string, timeout time.Duration, dialer check.Dialer) func(context.Context) Result {
 	return func(ctx context.Context) Result {
 		return HTTPGet(ctx, probeURL, timeout, dialer)
 	}

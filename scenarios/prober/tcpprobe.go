@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // TCPSocket performs one kubelet-style tcpSocket probe of address
@@ -18,11 +18,11 @@ import (
 // kubelet's probe dialer sets, so probes leave no TIME_WAIT behind. dialer
 // opens the connection; nil means the host network. Ending ctx also ends
 // the probe.
-func TCPSocket(ctx context.Context, address string, timeout time.Duration, dialer middleware.Dialer) Result {
+func TCPSocket(ctx context.Context, address string, timeout time.Duration, dialer check.Dialer) Result {
 	return timed(func() Result { return tcpSocket(ctx, address, timeout, dialer) })
 }
 
-func tcpSocket(ctx context.Context, address string, timeout time.Duration, dialer middleware.Dialer) Result {
+func tcpSocket(ctx context.Context, address string, timeout time.Duration, dialer check.Dialer) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if dialer == nil {

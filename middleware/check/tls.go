@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
-// TLSCheck passes when a TLS handshake with Address completes and the
+// TLS passes when a TLS handshake with Address completes and the
 // server's certificate verifies. Unlike a bare TCP dial, this needs the real
 // server's answer: a transparent proxy, a captive portal or a stale NAT entry
 // in the tunnel can accept TCP but cannot present the right certificate. It
@@ -19,8 +19,8 @@ import (
 // Dial and handshake both end when ctx ends: the connection's deadline is
 // ctx's deadline, and a cancellation closes the connection at once, so a
 // check abandoned by its caller does not keep a socket open in the tunnel.
-// A TLSCheck holds no state and is safe for concurrent use.
-type TLSCheck struct {
+// A TLS check holds no state and is safe for concurrent use.
+type TLS struct {
 	// Address is "host" or "host:port"; port 443 is assumed when missing.
 	Address string
 	// ServerName is sent as SNI and verified against the certificate. Empty
@@ -38,11 +38,11 @@ type TLSCheck struct {
 	Dialer Dialer
 }
 
-var _ Checker = TLSCheck{}
+var _ Checker = TLS{}
 
 // Check dials Address, completes a client handshake and closes the
 // connection.
-func (c TLSCheck) Check(ctx context.Context) error {
+func (c TLS) Check(ctx context.Context) error {
 	addr := hostport.WithDefault(c.Address, "443")
 	conn, err := dialLive(ctx, c.Dialer, "tcp", addr)
 	if err != nil {

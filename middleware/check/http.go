@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"net/http"
 )
 
-// maxHTTPBody is how much of a response body HTTPCheck reads: enough for a
+// maxHTTPBody is how much of a response body HTTP reads: enough for a
 // captive portal's page to arrive, not enough to load the tunnel.
 const maxHTTPBody = 10 << 10
 
-// HTTPCheck passes when a GET of URL answers with a status from 200 to 399.
+// HTTP passes when a GET of URL answers with a status from 200 to 399.
 // It proves what TCP and TLS checks cannot: that an application behind the
 // tunnel answers, which suits a VPN whose exit is only known to work when a
 // given service responds.
@@ -24,8 +24,8 @@ const maxHTTPBody = 10 << 10
 // left open once Check returns. Redirects are not followed: a 3xx already
 // proves that the server answered, and following one could leave the tunnel
 // or reach a host the check was not meant to depend on.
-// An HTTPCheck holds no state and is safe for concurrent use.
-type HTTPCheck struct {
+// An HTTP check holds no state and is safe for concurrent use.
+type HTTP struct {
 	// URL is the http or https URL to GET.
 	URL string
 	// Dialer opens the connection; nil means a plain net.Dialer.
@@ -36,11 +36,11 @@ type HTTPCheck struct {
 	InsecureSkipVerify bool
 }
 
-var _ Checker = HTTPCheck{}
+var _ Checker = HTTP{}
 
 // Check sends one GET with ctx, reads at most 10 KiB of the body and closes
 // everything it opened.
-func (c HTTPCheck) Check(ctx context.Context) error {
+func (c HTTP) Check(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL, nil)
 	if err != nil {
 		return newStepError(ctx, "http", c.URL, "request", err)

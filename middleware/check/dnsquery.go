@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -7,26 +7,27 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
-// defaultDNSQueryName is the name a DNSQueryCheck asks about when its Name
+// defaultDNSQueryName is the name a DNSQuery asks about when its Name
 // is empty.
 const defaultDNSQueryName = "cloudflare.com."
 
-// DNSQueryCheck passes when Server answers one DNS query sent over UDP:
+// DNSQuery passes when Server answers one DNS query sent over UDP:
 // any well-formed response to it passes, NXDOMAIN and SERVFAIL included,
 // since what it tests is that a packet crossed the tunnel and an answer
-// came back, not what the name resolves to. Unlike [DNSCheck] it asks that
+// came back, not what the name resolves to. Unlike [DNS] it asks that
 // one server once, with no resolver, cache, search domains, /etc/hosts or
 // fallback to TCP in the way: the plain DNS over UDP check of the upstream
 // VPN client, for tunnels where ICMP is not permitted.
 //
 // A response must carry the query's ID and question; anything else that
-// arrives is ignored, and the deadline decides. A DNSQueryCheck holds no
+// arrives is ignored, and the deadline decides. A DNSQuery holds no
 // state and is safe for concurrent use.
-type DNSQueryCheck struct {
+type DNSQuery struct {
 	// Server is "host:port" of the DNS server; port 53 when missing.
 	Server string
 	// Name is the name asked about (type A); cloudflare.com. when
@@ -36,10 +37,10 @@ type DNSQueryCheck struct {
 	Dialer Dialer
 }
 
-var _ Checker = DNSQueryCheck{}
+var _ Checker = DNSQuery{}
 
 // Check sends the query and waits for its response until ctx ends.
-func (c DNSQueryCheck) Check(ctx context.Context) error {
+func (c DNSQuery) Check(ctx context.Context) error {
 	server := hostport.WithDefault(c.Server, "53")
 	fail := func(step string, err error) error { return newStepError(ctx, "udp-dns", server, step, err) }
 	q, err := c.question()
@@ -77,7 +78,7 @@ func (c DNSQueryCheck) Check(ctx context.Context) error {
 }
 
 // question returns the query's question.
-func (c DNSQueryCheck) question() (dnsmessage.Question, error) {
+func (c DNSQuery) question() (dnsmessage.Question, error) {
 	name := c.Name
 	if name == "" {
 		name = defaultDNSQueryName

@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
 )
 
-// DNSCheck passes when Host resolves to at least one address. It is the
+// DNS passes when Host resolves to at least one address. It is the
 // light check for tunnels that forbid ICMP: one small UDP exchange, and
 // with Server set to a resolver beyond the tunnel it tests the tunnel, not
 // the host's DNS cache.
@@ -21,8 +21,8 @@ import (
 // A Dialer that wraps the connections it returns must keep a UDP connection a
 // net.PacketConn: Go's resolver treats any other connection as a stream and
 // frames its queries for TCP.
-// A DNSCheck holds no state and is safe for concurrent use.
-type DNSCheck struct {
+// A DNS check holds no state and is safe for concurrent use.
+type DNS struct {
 	// Host is the name to resolve. A name ending in a dot is looked up as
 	// is; otherwise the search domains of resolv.conf may be tried too.
 	Host string
@@ -34,10 +34,10 @@ type DNSCheck struct {
 	Dialer Dialer
 }
 
-var _ Checker = DNSCheck{}
+var _ Checker = DNS{}
 
 // Check resolves Host with ctx.
-func (c DNSCheck) Check(ctx context.Context) error {
+func (c DNS) Check(ctx context.Context) error {
 	step := "lookup"
 	r := &net.Resolver{PreferGo: true}
 	if c.Server != "" || c.Dialer != nil {

@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -27,7 +27,7 @@ var ErrNoChecks = errors.New("no checks configured")
 // others, and Check returns only once every one of them has returned, so no
 // check outlives the call. When none passes, the error joins every failure
 // (errors.Join), in the order of checks. A check that panics counts as a
-// failure wrapping ErrCheckPanicked. With no checks, Check returns
+// failure wrapping ErrPanicked. With no checks, Check returns
 // ErrNoChecks.
 func AnyOf(checks ...Checker) Checker { return anyOf(slices.Clone(checks)) }
 
@@ -39,7 +39,7 @@ func AnyOf(checks ...Checker) Checker { return anyOf(slices.Clone(checks)) }
 // error joins the failures in the order of checks, leaving out the
 // cancellations that the first failure caused; when ctx itself ended, every
 // failure is kept. A check that panics counts as a failure wrapping
-// ErrCheckPanicked. With no checks, Check returns ErrNoChecks.
+// ErrPanicked. With no checks, Check returns ErrNoChecks.
 func AllOf(checks ...Checker) Checker { return allOf(slices.Clone(checks)) }
 
 type anyOf []Checker
@@ -60,7 +60,7 @@ func (checks anyOf) Check(ctx context.Context) error {
 	)
 	for i, c := range checks {
 		wg.Go(func() {
-			if err := safely.Check(ctx, c, ErrCheckPanicked); err != nil {
+			if err := safely.Check(ctx, c, ErrPanicked); err != nil {
 				errs[i] = err
 				return
 			}
@@ -90,7 +90,7 @@ func (checks allOf) Check(ctx context.Context) error {
 	errs := make([]error, len(checks)) // errs[i] is written by goroutine i only
 	for i, c := range checks {
 		g.Go(func() error {
-			errs[i] = safely.Check(gctx, c, ErrCheckPanicked)
+			errs[i] = safely.Check(gctx, c, ErrPanicked)
 			return errs[i]
 		})
 	}

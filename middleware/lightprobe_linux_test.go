@@ -11,42 +11,8 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
-
-// pingHost runs an ICMPCheck of loopback on the host's ICMP socket.
-func pingHost() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return middleware.ICMPCheck{Address: "127.0.0.1"}.Check(ctx)
-}
-
-// The host's unprivileged ICMP socket, in namespaces of the test's own
-// where the kernel allows it to every group and to none.
-func TestICMPCheckHostSocket(t *testing.T) {
-	ns := netnstest.New(t, "icmp")
-	setRange := func(r string) {
-		t.Helper()
-		var err error
-		// /proc/sys/net is the namespace of the thread that opens it.
-		netnstest.Run(t, ns, func() { err = os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte(r), 0o644) })
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	setRange("0 2147483647")
-	var err error
-	netnstest.Run(t, ns, func() { err = pingHost() })
-	if err != nil {
-		t.Errorf("ping of loopback where every group may: %v", err)
-	}
-
-	setRange("1 0") // the kernel's default: nobody
-	netnstest.Run(t, ns, func() { err = pingHost() })
-	if !errors.Is(err, middleware.ErrICMPNotPermitted) || !strings.Contains(err.Error(), `ping_group_range (here "1 0")`) {
-		t.Errorf("ping where no group may: %v, want ErrICMPNotPermitted naming the setting", err)
-	}
-}
 
 // ChooseLightProbe follows its order where ICMP is refused: udp-dns next;
 // a pinned icmp probe is refused with ErrNoLightProbe.
@@ -72,10 +38,10 @@ func TestChooseLightProbeFallsBack(t *testing.T) {
 	if err != nil || p.Kind != "udp-dns" || p.Target != "127.0.0.1:53" {
 		t.Errorf("ICMP refused: %+v, %v; want udp-dns to 127.0.0.1:53", p, err)
 	}
-	if len(skipped) != 1 || !errors.Is(skipped[0], middleware.ErrICMPNotPermitted) {
+	if len(skipped) != 1 || !errors.Is(skipped[0], check.ErrICMPNotPermitted) {
 		t.Errorf("skipped %v, want icmp, not permitted", skipped)
 	}
-	if _, _, err := choose("1 0", "icmp://127.0.0.1"); !errors.Is(err, middleware.ErrNoLightProbe) || !errors.Is(err, middleware.ErrICMPNotPermitted) {
+	if _, _, err := choose("1 0", "icmp://127.0.0.1"); !errors.Is(err, middleware.ErrNoLightProbe) || !errors.Is(err, check.ErrICMPNotPermitted) {
 		t.Errorf("pinned icmp where refused: %v, want ErrNoLightProbe naming why", err)
 	}
 	if p, _, err := choose("1 0", "tcp://127.0.0.1:8443"); err != nil || p.Kind != "tcp" || p.Target != "127.0.0.1:8443" {
@@ -101,17 +67,17 @@ func TestBoundDialerKeepsProbesOnTheirInterface(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := func(iface string, p func(middleware.Dialer) middleware.LightProbe) error {
+	probe := func(iface string, p func(check.Dialer) middleware.LightProbe) error {
 		t.Helper()
 		var err error
 		netnstest.Run(t, near, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			err = p(middleware.BoundDialer(iface)).Check.Check(ctx)
+			err = p(check.BoundDialer(iface)).Check.Check(ctx)
 		})
 		return err
 	}
-	icmp := func(d middleware.Dialer) middleware.LightProbe { return middleware.ICMPProbe("10.79.0.2", d) }
+	icmp := func(d check.Dialer) middleware.LightProbe { return middleware.ICMPProbe("10.79.0.2", d) }
 	if err := probe("vtun", icmp); err != nil {
 		t.Errorf("icmp bound to the interface with the route: %v", err)
 	}
@@ -137,7 +103,7 @@ func TestBoundDialerKeepsProbesOnTheirInterface(t *testing.T) {
 			c.Close()
 		}
 	}()
-	tcp := func(d middleware.Dialer) middleware.LightProbe { return middleware.TCPProbe("10.79.0.2:8443", d) }
+	tcp := func(d check.Dialer) middleware.LightProbe { return middleware.TCPProbe("10.79.0.2:8443", d) }
 	if err := probe("vtun", tcp); err != nil {
 		t.Errorf("tcp bound to the interface with the route: %v", err)
 	}
@@ -164,7 +130,7 @@ func TestChooseBoundLightProbeWhileTheTunnelIsDown(t *testing.T) {
 		var p middleware.LightProbe
 		var skipped []error
 		netnstest.Run(t, ns, func() {
-			p, skipped, err = middleware.ChooseLightProbe(context.Background(), tc.target, middleware.BoundDialer(tc.iface))
+			p, skipped, err = middleware.ChooseLightProbe(context.Background(), tc.target, check.BoundDialer(tc.iface))
 		})
 		if err != nil || p.Kind != "icmp" || len(skipped) != 0 {
 			t.Errorf("%s on %s: %+v, skipped %v, %v; want icmp", tc.target, tc.iface, p, skipped, err)

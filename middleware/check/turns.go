@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func (r *roundRobin) Check(ctx context.Context) error {
 		return ErrNoChecks
 	}
 	i := (r.next.Add(1) - 1) % uint64(len(r.checks))
-	return safely.Check(ctx, r.checks[i], ErrCheckPanicked)
+	return safely.Check(ctx, r.checks[i], ErrPanicked)
 }
 
 // Fallback returns a Checker that runs primary until primary fails with an
@@ -49,11 +49,11 @@ type fallbackCheck struct {
 
 func (f *fallbackCheck) Check(ctx context.Context) error {
 	if !f.fellBack.Load() {
-		err := safely.Check(ctx, f.primary, ErrCheckPanicked)
+		err := safely.Check(ctx, f.primary, ErrPanicked)
 		if err == nil || !errors.Is(err, f.target) {
 			return err
 		}
 		f.fellBack.Store(true)
 	}
-	return safely.Check(ctx, f.fallback, ErrCheckPanicked)
+	return safely.Check(ctx, f.fallback, ErrPanicked)
 }

@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -13,13 +13,13 @@ type Checker interface {
 	Check(ctx context.Context) error
 }
 
-// CheckerFunc adapts an ordinary function to a [Checker].
-type CheckerFunc func(ctx context.Context) error
+// Func adapts an ordinary function to a [Checker].
+type Func func(ctx context.Context) error
 
 // Check calls f(ctx).
-func (f CheckerFunc) Check(ctx context.Context) error { return f(ctx) }
+func (f Func) Check(ctx context.Context) error { return f(ctx) }
 
-var _ Checker = CheckerFunc(nil)
+var _ Checker = Func(nil)
 
 // A Dialer opens connections for a check. *net.Dialer, a WireGuard netstack
 // (*netstack.Net) and golang.org/x/net/proxy's SOCKS5 dialer all qualify, so
@@ -42,8 +42,8 @@ var (
 	_ Dialer = (*net.Dialer)(nil)
 )
 
-// ErrCheckPanicked is wrapped by the error reported for a check that panicked.
-var ErrCheckPanicked = errors.New("check panicked")
+// ErrPanicked is wrapped by the error reported for a check that panicked.
+var ErrPanicked = errors.New("check panicked")
 
 // dialerOrDefault returns d, or a plain *net.Dialer when d is nil.
 func dialerOrDefault(d Dialer) Dialer {

@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 // whose interface the process sees (a VPN's wg0 or tun0): without it, a
 // tunnel whose routes went away would let the probe out by the host's own
 // uplink, and the answer would prove a dead tunnel alive. It dials "tcp",
-// "udp" and, for ICMPCheck, "ping4" and "ping6" (an unprivileged ICMP
-// socket, as ICMPCheck's host socket). An interface that does not exist
+// "udp" and, for ICMP, "ping4" and "ping6" (an unprivileged ICMP
+// socket, as the ICMP check's host socket). An interface that does not exist
 // (yet) fails each dial, as a tunnel that is down does. Linux only;
 // elsewhere every dial fails.
 func BoundDialer(iface string) Dialer { return boundDialer{iface: iface} }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package middleware
+package check
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"bytes"
@@ -18,13 +18,13 @@ import (
 	"golang.org/x/net/ipv6"
 )
 
-// ErrICMPNotPermitted is wrapped by the error of an ICMPCheck on the host
+// ErrICMPNotPermitted is wrapped by the error of an ICMP check on the host
 // network where the kernel refuses this process an unprivileged ICMP
 // socket. Check for it with errors.Is to fall back to another check, as
 // the upstream VPN client falls back to a DNS query (see [Fallback]).
 var ErrICMPNotPermitted = errors.New("ICMP not permitted")
 
-// ICMPCheck passes when Address answers an ICMP echo request: the lightest
+// ICMP passes when Address answers an ICMP echo request: the lightest
 // check there is, one small packet each way and no connection, which a
 // firewall or a provider may block, though.
 //
@@ -41,8 +41,8 @@ var ErrICMPNotPermitted = errors.New("ICMP not permitted")
 // The reply must carry the request's sequence number and data; its
 // identifier is not compared, since ping sockets set their own. Other ICMP
 // messages, such as destination unreachable, are ignored: the deadline
-// decides. An ICMPCheck is safe for concurrent use.
-type ICMPCheck struct {
+// decides. An ICMP check is safe for concurrent use.
+type ICMP struct {
 	// Address is the host to ping: an IP address, or a name resolved by
 	// the Dialer (by the host's resolver without one).
 	Address string
@@ -50,13 +50,13 @@ type ICMPCheck struct {
 	Dialer Dialer
 }
 
-var _ Checker = ICMPCheck{}
+var _ Checker = ICMP{}
 
-// echoSeq numbers the echo requests of every ICMPCheck of the process.
+// echoSeq numbers the echo requests of every ICMP of the process.
 var echoSeq atomic.Uint32
 
 // Check sends one echo request and waits for its reply until ctx ends.
-func (c ICMPCheck) Check(ctx context.Context) error {
+func (c ICMP) Check(ctx context.Context) error {
 	conn, v6, err := c.dial(ctx)
 	if err != nil {
 		return newStepError(ctx, "icmp", c.Address, "socket", err)
@@ -97,7 +97,7 @@ func (c ICMPCheck) Check(ctx context.Context) error {
 
 // dial opens the echo socket, through the Dialer or the host's, and says
 // whether it speaks ICMPv6.
-func (c ICMPCheck) dial(ctx context.Context) (conn net.Conn, v6 bool, err error) {
+func (c ICMP) dial(ctx context.Context) (conn net.Conn, v6 bool, err error) {
 	host := strings.TrimSuffix(strings.TrimPrefix(c.Address, "["), "]")
 	ip, err := netip.ParseAddr(host)
 	if c.Dialer != nil {

@@ -1,4 +1,4 @@
-package middleware
+package check
 
 import (
 	"context"
@@ -13,15 +13,15 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
 )
 
-// TCPCheck passes when a TCP connection to Address opens. A completed
+// TCP passes when a TCP connection to Address opens. A completed
 // handshake needs the SYN-ACK to come back, so it proves that packets cross
 // the tunnel both ways, at the cost of one round trip and no payload. A
 // transparent proxy or a middlebox in the path may complete the handshake
-// itself, though; [TLSCheck] rules that out.
+// itself, though; [TLS] rules that out.
 //
 // The zero Dialer dials the host network; set it to dial inside the tunnel.
-// A TCPCheck holds no state and is safe for concurrent use.
-type TCPCheck struct {
+// A TCP check holds no state and is safe for concurrent use.
+type TCP struct {
 	// Address is "host" or "host:port"; port 443 is assumed when missing,
 	// as in the reference check, because it is the port a VPN provider is
 	// least likely to block.
@@ -30,10 +30,10 @@ type TCPCheck struct {
 	Dialer Dialer
 }
 
-var _ Checker = TCPCheck{}
+var _ Checker = TCP{}
 
 // Check dials Address and closes the connection at once.
-func (c TCPCheck) Check(ctx context.Context) error {
+func (c TCP) Check(ctx context.Context) error {
 	addr := hostport.WithDefault(c.Address, "443")
 	conn, err := dialLive(ctx, c.Dialer, "tcp", addr)
 	if err != nil {
@@ -138,7 +138,7 @@ func briefCause(err error) string {
 		case *os.SyscallError:
 			err = e.Err
 		case *net.DNSError:
-			// Server would be the resolv.conf address even when DNSCheck
+			// Server would be the resolv.conf address even when DNS
 			// sent the query elsewhere, so leave it out.
 			return e.Err
 		default:

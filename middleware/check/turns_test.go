@@ -1,4 +1,4 @@
-package middleware_test
+package check_test
 
 import (
 	"context"
@@ -7,12 +7,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // named returns a check that appends name to *log and returns err.
-func named(log *[]string, name string, err error) middleware.Checker {
-	return middleware.CheckerFunc(func(context.Context) error {
+// errDown is what a check of a tunnel that is down returns.
+var errDown = errors.New("tunnel down")
+
+func named(log *[]string, name string, err error) check.Checker {
+	return check.Func(func(context.Context) error {
 		*log = append(*log, name)
 		return err
 	})
@@ -20,7 +23,7 @@ func named(log *[]string, name string, err error) middleware.Checker {
 
 func TestRoundRobinTakesEachInTurn(t *testing.T) {
 	var log []string
-	c := middleware.RoundRobin(named(&log, "a", nil), named(&log, "b", errDown), named(&log, "c", nil))
+	c := check.RoundRobin(named(&log, "a", nil), named(&log, "b", errDown), named(&log, "c", nil))
 	var errs []bool
 	for range 4 {
 		errs = append(errs, c.Check(t.Context()) != nil)
@@ -28,7 +31,7 @@ func TestRoundRobinTakesEachInTurn(t *testing.T) {
 	if !slices.Equal(log, []string{"a", "b", "c", "a"}) || !slices.Equal(errs, []bool{false, true, false, false}) {
 		t.Errorf("checks run %v with failures %v, want a, b, c, a with only b failing", log, errs)
 	}
-	if err := middleware.RoundRobin().Check(t.Context()); !errors.Is(err, middleware.ErrNoChecks) {
+	if err := check.RoundRobin().Check(t.Context()); !errors.Is(err, check.ErrNoChecks) {
 		t.Errorf("no checks: %v, want ErrNoChecks", err)
 	}
 }
@@ -36,15 +39,15 @@ func TestRoundRobinTakesEachInTurn(t *testing.T) {
 func TestFallbackSwitchesForGoodOnItsError(t *testing.T) {
 	var log []string
 	var primaryErr error = errDown
-	primary := middleware.CheckerFunc(func(context.Context) error {
+	primary := check.Func(func(context.Context) error {
 		log = append(log, "icmp")
 		return primaryErr
 	})
-	c := middleware.Fallback(primary, middleware.ErrICMPNotPermitted, named(&log, "dns", nil))
+	c := check.Fallback(primary, check.ErrICMPNotPermitted, named(&log, "dns", nil))
 	if err := c.Check(t.Context()); !errors.Is(err, errDown) {
 		t.Errorf("another failure of the primary: %v, want it returned as is", err)
 	}
-	primaryErr = fmt.Errorf("socket: %w", middleware.ErrICMPNotPermitted)
+	primaryErr = fmt.Errorf("socket: %w", check.ErrICMPNotPermitted)
 	for range 2 {
 		if err := c.Check(t.Context()); err != nil {
 			t.Errorf("after the fallback: %v", err)

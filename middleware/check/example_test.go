@@ -1,4 +1,4 @@
-package middleware_test
+package check_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
-func ExampleTLSCheck() {
+func ExampleTLS() {
 	// A stand-in for the real target, such as cloudflare.com:443.
 	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the check hangs up after the handshake
@@ -23,13 +23,13 @@ func ExampleTLSCheck() {
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
 
-	check := middleware.TLSCheck{
+	c := check.TLS{
 		Address: srv.Listener.Addr().String(),
 		RootCAs: roots, // nil in production: the system roots
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := check.Check(ctx); err != nil {
+	if err := c.Check(ctx); err != nil {
 		fmt.Println("fail:", err)
 		return
 	}
@@ -38,13 +38,13 @@ func ExampleTLSCheck() {
 }
 
 func ExampleAnyOf() {
-	down := middleware.CheckerFunc(func(context.Context) error { return errors.New("tcp primary.test:443: dial: connection refused") })
-	up := middleware.CheckerFunc(func(context.Context) error { return nil })
+	down := check.Func(func(context.Context) error { return errors.New("tcp primary.test:443: dial: connection refused") })
+	up := check.Func(func(context.Context) error { return nil })
 	ctx := context.Background()
 
-	fmt.Println(middleware.AnyOf(down, up).Check(ctx))
-	fmt.Println(middleware.AnyOf(down, down).Check(ctx))
-	fmt.Println(middleware.AnyOf().Check(ctx))
+	fmt.Println(check.AnyOf(down, up).Check(ctx))
+	fmt.Println(check.AnyOf(down, down).Check(ctx))
+	fmt.Println(check.AnyOf().Check(ctx))
 	// Output:
 	// <nil>
 	// tcp primary.test:443: dial: connection refused
@@ -52,11 +52,11 @@ func ExampleAnyOf() {
 	// no checks configured
 }
 
-func ExampleCheckerFunc() {
+func ExampleFunc() {
 	// Any function can be a check, e.g. one that asks the VPN client for
 	// its own view of the tunnel.
 	connected := func() bool { return false }
-	vpnUp := middleware.CheckerFunc(func(context.Context) error {
+	vpnUp := check.Func(func(context.Context) error {
 		if !connected() {
 			return errors.New("vpn: not connected")
 		}

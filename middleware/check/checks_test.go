@@ -1,4 +1,4 @@
-package middleware_test
+package check_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // checkSafety bounds every wait of these tests. It only turns a hang into a
@@ -48,7 +48,7 @@ func listenTCP(t *testing.T) net.Listener {
 // redirectDialer returns a DialerFunc that dials target whatever address it is
 // asked for, and counts its dials. Checks given an unresolvable host such as
 // "tunnel.test" can only pass through it.
-func redirectDialer(target string) (middleware.DialerFunc, *atomic.Int32) {
+func redirectDialer(target string) (check.DialerFunc, *atomic.Int32) {
 	var n atomic.Int32
 	var d net.Dialer
 	return func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -109,13 +109,13 @@ func recordSNI(cfg *tls.Config) <-chan string {
 func TestTCPCheck(t *testing.T) {
 	t.Run("pass", func(t *testing.T) {
 		ln := listenTCP(t)
-		if err := (middleware.TCPCheck{Address: ln.Addr().String()}).Check(checkCtx(t)); err != nil {
+		if err := (check.TCP{Address: ln.Addr().String()}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
 		addr := testnet.RefusedAddr(t)
-		err := middleware.TCPCheck{Address: addr}.Check(checkCtx(t))
+		err := check.TCP{Address: addr}.Check(checkCtx(t))
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("err = %v, want connection refused", err)
 		}
@@ -126,7 +126,7 @@ func TestTCPCheck(t *testing.T) {
 	t.Run("dialer", func(t *testing.T) {
 		ln := listenTCP(t)
 		d, dials := redirectDialer(ln.Addr().String())
-		if err := (middleware.TCPCheck{Address: "tunnel.test", Dialer: d}).Check(checkCtx(t)); err != nil {
+		if err := (check.TCP{Address: "tunnel.test", Dialer: d}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if dials.Load() != 1 {
@@ -142,7 +142,7 @@ func TestTLSCheck(t *testing.T) {
 		cfg := bundle.ServerConfig()
 		sni := recordSNI(cfg)
 		addr := serveTLS(t, cfg)
-		if err := (middleware.TLSCheck{Address: addr, RootCAs: bundle.Pool}).Check(checkCtx(t)); err != nil {
+		if err := (check.TLS{Address: addr, RootCAs: bundle.Pool}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		// An IP literal is verified against the certificate's IPs and
@@ -157,8 +157,8 @@ func TestTLSCheck(t *testing.T) {
 		addr := serveTLS(t, cfg)
 		_, port, _ := net.SplitHostPort(addr)
 		d, dials := redirectDialer(addr)
-		check := middleware.TLSCheck{Address: "probe.test:" + port, RootCAs: bundle.Pool, Dialer: d}
-		if err := check.Check(checkCtx(t)); err != nil {
+		c := check.TLS{Address: "probe.test:" + port, RootCAs: bundle.Pool, Dialer: d}
+		if err := c.Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if got := recvOrFail(t, sni, "ClientHello"); got != "probe.test" {
@@ -172,8 +172,8 @@ func TestTLSCheck(t *testing.T) {
 		cfg := bundle.ServerConfig()
 		sni := recordSNI(cfg)
 		addr := serveTLS(t, cfg)
-		check := middleware.TLSCheck{Address: addr, ServerName: "probe.test", RootCAs: bundle.Pool}
-		if err := check.Check(checkCtx(t)); err != nil {
+		c := check.TLS{Address: addr, ServerName: "probe.test", RootCAs: bundle.Pool}
+		if err := c.Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if got := recvOrFail(t, sni, "ClientHello"); got != "probe.test" {
@@ -183,7 +183,7 @@ func TestTLSCheck(t *testing.T) {
 	t.Run("wrong CA", func(t *testing.T) {
 		addr := serveTLS(t, bundle.ServerConfig())
 		other := testcert.Must(t)
-		err := middleware.TLSCheck{Address: addr, RootCAs: other.Pool}.Check(checkCtx(t))
+		err := check.TLS{Address: addr, RootCAs: other.Pool}.Check(checkCtx(t))
 		if !errors.As(err, new(x509.UnknownAuthorityError)) {
 			t.Fatalf("err = %v, want unknown authority", err)
 		}
@@ -193,7 +193,7 @@ func TestTLSCheck(t *testing.T) {
 	})
 	t.Run("InsecureSkipVerify", func(t *testing.T) {
 		addr := serveTLS(t, testcert.Must(t, "elsewhere.test").ServerConfig())
-		if err := (middleware.TLSCheck{Address: addr, InsecureSkipVerify: true}).Check(checkCtx(t)); err != nil {
+		if err := (check.TLS{Address: addr, InsecureSkipVerify: true}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -201,14 +201,14 @@ func TestTLSCheck(t *testing.T) {
 		cfg := bundle.ServerConfig()
 		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
 		addr := serveTLS(t, cfg)
-		err := middleware.TLSCheck{Address: addr, RootCAs: bundle.Pool}.Check(checkCtx(t))
+		err := check.TLS{Address: addr, RootCAs: bundle.Pool}.Check(checkCtx(t))
 		if err == nil || !strings.Contains(err.Error(), "protocol version") {
 			t.Fatalf("err = %v, want a protocol version failure", err)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
 		addr := testnet.RefusedAddr(t)
-		err := middleware.TLSCheck{Address: addr, RootCAs: bundle.Pool}.Check(checkCtx(t))
+		err := check.TLS{Address: addr, RootCAs: bundle.Pool}.Check(checkCtx(t))
 		if want := "tls " + addr + ": dial: connection refused"; err == nil || err.Error() != want {
 			t.Errorf("err = %v, want %q", err, want)
 		}
@@ -264,7 +264,7 @@ func TestTLSCheckSilentServer(t *testing.T) {
 		addr, _, closed := silentServer(t)
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		err := middleware.TLSCheck{Address: addr, InsecureSkipVerify: true}.Check(ctx)
+		err := check.TLS{Address: addr, InsecureSkipVerify: true}.Check(ctx)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
@@ -275,7 +275,7 @@ func TestTLSCheckSilentServer(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		result := make(chan error, 1)
-		go func() { result <- middleware.TLSCheck{Address: addr, InsecureSkipVerify: true}.Check(ctx) }()
+		go func() { result <- check.TLS{Address: addr, InsecureSkipVerify: true}.Check(ctx) }()
 		recvOrFail(t, hello, "the ClientHello")
 		cancel()
 		checkClosedByClient(t, closed)
@@ -290,12 +290,12 @@ func TestTLSCheckSilentServer(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var d net.Dialer
-		dialer := middleware.DialerFunc(func(_ context.Context, network, address string) (net.Conn, error) {
+		dialer := check.DialerFunc(func(_ context.Context, network, address string) (net.Conn, error) {
 			conn, err := d.DialContext(t.Context(), network, address)
 			cancel()
 			return conn, err
 		})
-		err := middleware.TLSCheck{Address: addr, InsecureSkipVerify: true, Dialer: dialer}.Check(ctx)
+		err := check.TLS{Address: addr, InsecureSkipVerify: true, Dialer: dialer}.Check(ctx)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -327,12 +327,12 @@ func TestHTTPCheck(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	t.Run("200", func(t *testing.T) {
-		if err := (middleware.HTTPCheck{URL: srv.URL + "/ok"}).Check(checkCtx(t)); err != nil {
+		if err := (check.HTTP{URL: srv.URL + "/ok"}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("302 passes unfollowed", func(t *testing.T) {
-		if err := (middleware.HTTPCheck{URL: srv.URL + "/redirect"}).Check(checkCtx(t)); err != nil {
+		if err := (check.HTTP{URL: srv.URL + "/redirect"}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if n := targetHits.Load(); n != 0 {
@@ -341,34 +341,34 @@ func TestHTTPCheck(t *testing.T) {
 	})
 	t.Run("500 fails", func(t *testing.T) {
 		url := srv.URL + "/fail"
-		err := middleware.HTTPCheck{URL: url}.Check(checkCtx(t))
+		err := check.HTTP{URL: url}.Check(checkCtx(t))
 		if want := "http " + url + ": status: 500 Internal Server Error"; err == nil || err.Error() != want {
 			t.Fatalf("err = %v, want %q", err, want)
 		}
 	})
 	t.Run("large body", func(t *testing.T) {
-		if err := (middleware.HTTPCheck{URL: srv.URL + "/big"}).Check(checkCtx(t)); err != nil {
+		if err := (check.HTTP{URL: srv.URL + "/big"}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		err := middleware.HTTPCheck{URL: srv.URL + "/hang"}.Check(ctx)
+		err := check.HTTP{URL: srv.URL + "/hang"}.Check(ctx)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
 	})
 	t.Run("password redacted", func(t *testing.T) {
 		url := "http://user:secret@" + srv.Listener.Addr().String() + "/fail"
-		err := middleware.HTTPCheck{URL: url}.Check(checkCtx(t))
+		err := check.HTTP{URL: url}.Check(checkCtx(t))
 		if err == nil || strings.Contains(err.Error(), "secret") {
 			t.Fatalf("err = %v, want a failure without the password", err)
 		}
 	})
 	t.Run("dialer", func(t *testing.T) {
 		d, dials := redirectDialer(srv.Listener.Addr().String())
-		if err := (middleware.HTTPCheck{URL: "http://tunnel.test/ok", Dialer: d}).Check(checkCtx(t)); err != nil {
+		if err := (check.HTTP{URL: "http://tunnel.test/ok", Dialer: d}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if dials.Load() != 1 {
@@ -381,7 +381,7 @@ func TestHTTPCheck(t *testing.T) {
 		tlsSrv.TLS = bundle.ServerConfig()
 		tlsSrv.StartTLS()
 		t.Cleanup(tlsSrv.Close)
-		if err := (middleware.HTTPCheck{URL: tlsSrv.URL + "/ok", RootCAs: bundle.Pool}).Check(checkCtx(t)); err != nil {
+		if err := (check.HTTP{URL: tlsSrv.URL + "/ok", RootCAs: bundle.Pool}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -458,12 +458,12 @@ func TestDNSCheck(t *testing.T) {
 	server := serveDNS(t, "healthy.test.", [4]byte{192, 0, 2, 1})
 
 	t.Run("pass", func(t *testing.T) {
-		if err := (middleware.DNSCheck{Host: "healthy.test.", Server: server}).Check(checkCtx(t)); err != nil {
+		if err := (check.DNS{Host: "healthy.test.", Server: server}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("NXDOMAIN", func(t *testing.T) {
-		err := middleware.DNSCheck{Host: "missing.test.", Server: server}.Check(checkCtx(t))
+		err := check.DNS{Host: "missing.test.", Server: server}.Check(checkCtx(t))
 		var dnsErr *net.DNSError
 		if !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
 			t.Fatalf("err = %v, want a not-found DNS error", err)
@@ -480,7 +480,7 @@ func TestDNSCheck(t *testing.T) {
 		defer silent.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		err = middleware.DNSCheck{Host: "healthy.test.", Server: silent.LocalAddr().String()}.Check(ctx)
+		err = check.DNS{Host: "healthy.test.", Server: silent.LocalAddr().String()}.Check(ctx)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
@@ -491,13 +491,13 @@ func TestDNSCheck(t *testing.T) {
 			asked []string
 		)
 		d, dials := redirectDialer(server)
-		dialer := middleware.DialerFunc(func(ctx context.Context, network, address string) (net.Conn, error) {
+		dialer := check.DialerFunc(func(ctx context.Context, network, address string) (net.Conn, error) {
 			mu.Lock()
 			asked = append(asked, address)
 			mu.Unlock()
 			return d(ctx, network, address)
 		})
-		if err := (middleware.DNSCheck{Host: "healthy.test.", Server: "127.0.0.1", Dialer: dialer}).Check(checkCtx(t)); err != nil {
+		if err := (check.DNS{Host: "healthy.test.", Server: "127.0.0.1", Dialer: dialer}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if dials.Load() == 0 {
@@ -513,7 +513,7 @@ func TestDNSCheck(t *testing.T) {
 	})
 	t.Run("system servers through the dialer", func(t *testing.T) {
 		d, dials := redirectDialer(server)
-		if err := (middleware.DNSCheck{Host: "healthy.test.", Dialer: d}).Check(checkCtx(t)); err != nil {
+		if err := (check.DNS{Host: "healthy.test.", Dialer: d}).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if dials.Load() == 0 {
@@ -523,20 +523,20 @@ func TestDNSCheck(t *testing.T) {
 }
 
 // failingCheck returns a check that fails at once with err.
-func failingCheck(err error) middleware.Checker {
-	return middleware.CheckerFunc(func(context.Context) error { return err })
+func failingCheck(err error) check.Checker {
+	return check.Func(func(context.Context) error { return err })
 }
 
-var passingCheck = middleware.CheckerFunc(func(context.Context) error { return nil })
+var passingCheck = check.Func(func(context.Context) error { return nil })
 
-var panickingCheck = middleware.CheckerFunc(func(context.Context) error { panic("boom") })
+var panickingCheck = check.Func(func(context.Context) error { panic("boom") })
 
 // blockingCheck returns a check that waits for its ctx to end, then counts that in
 // ended before returning ctx's error. Reading ended after a combination
 // returned tells whether the combination cancelled the check and waited for
 // it.
-func blockingCheck(ended *atomic.Int32) middleware.Checker {
-	return middleware.CheckerFunc(func(ctx context.Context) error {
+func blockingCheck(ended *atomic.Int32) check.Checker {
+	return check.Func(func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			ended.Add(1)
@@ -552,8 +552,8 @@ func TestAnyOf(t *testing.T) {
 
 	t.Run("one pass cancels and joins the rest", func(t *testing.T) {
 		var ended atomic.Int32
-		check := middleware.AnyOf(blockingCheck(&ended), passingCheck, blockingCheck(&ended))
-		if err := check.Check(checkCtx(t)); err != nil {
+		c := check.AnyOf(blockingCheck(&ended), passingCheck, blockingCheck(&ended))
+		if err := c.Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		if n := ended.Load(); n != 2 {
@@ -561,7 +561,7 @@ func TestAnyOf(t *testing.T) {
 		}
 	})
 	t.Run("all fail", func(t *testing.T) {
-		err := middleware.AnyOf(failingCheck(errA), failingCheck(errB)).Check(checkCtx(t))
+		err := check.AnyOf(failingCheck(errA), failingCheck(errB)).Check(checkCtx(t))
 		if !errors.Is(err, errA) || !errors.Is(err, errB) {
 			t.Fatalf("err = %v, want both failures", err)
 		}
@@ -570,19 +570,19 @@ func TestAnyOf(t *testing.T) {
 		}
 	})
 	t.Run("panic is a failure", func(t *testing.T) {
-		if err := middleware.AnyOf(panickingCheck, passingCheck).Check(checkCtx(t)); err != nil {
-			t.Fatalf("with a passingCheck check: %v", err)
+		if err := check.AnyOf(panickingCheck, passingCheck).Check(checkCtx(t)); err != nil {
+			t.Fatalf("with a passing check: %v", err)
 		}
-		err := middleware.AnyOf(panickingCheck, failingCheck(errA)).Check(checkCtx(t))
-		if !errors.Is(err, middleware.ErrCheckPanicked) || !errors.Is(err, errA) {
+		err := check.AnyOf(panickingCheck, failingCheck(errA)).Check(checkCtx(t))
+		if !errors.Is(err, check.ErrPanicked) || !errors.Is(err, errA) {
 			t.Fatalf("err = %v, want the panic and errA", err)
 		}
 	})
 	t.Run("a nil check is a failure", func(t *testing.T) {
-		var nilTCP *middleware.TCPCheck // a value receiver: calling Check on it panics
-		for _, c := range []middleware.Checker{nil, nilTCP} {
-			err := middleware.AnyOf(c, failingCheck(errA)).Check(checkCtx(t))
-			if !errors.Is(err, middleware.ErrCheckPanicked) || !errors.Is(err, errA) {
+		var nilTCP *check.TCP // a value receiver: calling Check on it panics
+		for _, c := range []check.Checker{nil, nilTCP} {
+			err := check.AnyOf(c, failingCheck(errA)).Check(checkCtx(t))
+			if !errors.Is(err, check.ErrPanicked) || !errors.Is(err, errA) {
 				t.Fatalf("%T: err = %v, want the panic and errA", c, err)
 			}
 		}
@@ -591,21 +591,21 @@ func TestAnyOf(t *testing.T) {
 		var ended atomic.Int32
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		err := middleware.AnyOf(blockingCheck(&ended), blockingCheck(&ended)).Check(ctx)
+		err := check.AnyOf(blockingCheck(&ended), blockingCheck(&ended)).Check(ctx)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 	})
 	t.Run("no checks", func(t *testing.T) {
-		if err := middleware.AnyOf().Check(checkCtx(t)); !errors.Is(err, middleware.ErrNoChecks) {
+		if err := check.AnyOf().Check(checkCtx(t)); !errors.Is(err, check.ErrNoChecks) {
 			t.Fatalf("err = %v, want ErrNoChecks", err)
 		}
 	})
 	t.Run("later changes to the slice are ignored", func(t *testing.T) {
-		checks := []middleware.Checker{passingCheck}
-		check := middleware.AnyOf(checks...)
+		checks := []check.Checker{passingCheck}
+		c := check.AnyOf(checks...)
 		checks[0] = failingCheck(errA)
-		if err := check.Check(checkCtx(t)); err != nil {
+		if err := c.Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -615,13 +615,13 @@ func TestAllOf(t *testing.T) {
 	errA, errB := errors.New("a down"), errors.New("b down")
 
 	t.Run("all pass", func(t *testing.T) {
-		if err := middleware.AllOf(passingCheck, passingCheck).Check(checkCtx(t)); err != nil {
+		if err := check.AllOf(passingCheck, passingCheck).Check(checkCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("first failure cancels and joins the rest", func(t *testing.T) {
 		var ended atomic.Int32
-		err := middleware.AllOf(blockingCheck(&ended), failingCheck(errA), blockingCheck(&ended)).Check(checkCtx(t))
+		err := check.AllOf(blockingCheck(&ended), failingCheck(errA), blockingCheck(&ended)).Check(checkCtx(t))
 		if !errors.Is(err, errA) {
 			t.Fatalf("err = %v, want errA", err)
 		}
@@ -633,16 +633,16 @@ func TestAllOf(t *testing.T) {
 		}
 	})
 	t.Run("several failures", func(t *testing.T) {
-		err := middleware.AllOf(failingCheck(errA), failingCheck(errB)).Check(checkCtx(t))
+		err := check.AllOf(failingCheck(errA), failingCheck(errB)).Check(checkCtx(t))
 		if !errors.Is(err, errA) || !errors.Is(err, errB) {
 			t.Fatalf("err = %v, want both failures", err)
 		}
 	})
 	t.Run("panic is a failure", func(t *testing.T) {
 		var ended atomic.Int32
-		err := middleware.AllOf(panickingCheck, blockingCheck(&ended)).Check(checkCtx(t))
-		if !errors.Is(err, middleware.ErrCheckPanicked) {
-			t.Fatalf("err = %v, want ErrCheckPanicked", err)
+		err := check.AllOf(panickingCheck, blockingCheck(&ended)).Check(checkCtx(t))
+		if !errors.Is(err, check.ErrPanicked) {
+			t.Fatalf("err = %v, want ErrPanicked", err)
 		}
 		if n := ended.Load(); n != 1 {
 			t.Errorf("the slow check was not cancelled and joined (ended = %d)", n)
@@ -652,18 +652,18 @@ func TestAllOf(t *testing.T) {
 		var ended atomic.Int32
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 		defer cancel()
-		err := middleware.AllOf(blockingCheck(&ended), blockingCheck(&ended)).Check(ctx)
+		err := check.AllOf(blockingCheck(&ended), blockingCheck(&ended)).Check(ctx)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
 	})
 	t.Run("a check's own cancellation error still fails", func(t *testing.T) {
-		if err := middleware.AllOf(failingCheck(context.Canceled), passingCheck).Check(checkCtx(t)); err == nil {
+		if err := check.AllOf(failingCheck(context.Canceled), passingCheck).Check(checkCtx(t)); err == nil {
 			t.Fatal("AllOf passed although a check failed")
 		}
 	})
 	t.Run("no checks", func(t *testing.T) {
-		if err := middleware.AllOf().Check(checkCtx(t)); !errors.Is(err, middleware.ErrNoChecks) {
+		if err := check.AllOf().Check(checkCtx(t)); !errors.Is(err, check.ErrNoChecks) {
 			t.Fatalf("err = %v, want ErrNoChecks", err)
 		}
 	})
