@@ -36,6 +36,10 @@ type counterSilence struct {
 	// send after it was seen (zero: none).
 	quiet       sample
 	silentSince time.Time
+	// read says whether a sample was taken, err what its reading failed
+	// with (nil: it did not).
+	read bool
+	err  error
 }
 
 func newCounterSilence(cfg Evidence, clock clockwork.Clock) *counterSilence {
@@ -61,6 +65,7 @@ func (s *counterSilence) sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := sample{at: now, c: c}
+	s.read, s.err = true, err
 	switch {
 	case err != nil:
 		// A gap: whatever comes after it is compared with nothing before.
@@ -77,6 +82,13 @@ func (s *counterSilence) sample() {
 		s.silentSince = now
 	}
 	s.last = cur
+}
+
+// latest returns the latest reading, whether there was one, and its error.
+func (s *counterSilence) latest() (Counters, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last.c, s.read, s.err
 }
 
 // decide returns the counters' verdict now: a failure when the tunnel has

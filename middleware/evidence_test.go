@@ -100,14 +100,30 @@ func TestCountersOnlyFailChecks(t *testing.T) {
 		t.Errorf("the active check ran %d times, want once", n)
 	}
 
-	// Counters that cannot be read decide nothing: the active check runs.
-	src.mu.Lock()
-	src.err = errors.New("no such device")
-	src.mu.Unlock()
+	// Counters that cannot be read decide nothing: the active check runs,
+	// and every answer warns that the evidence is missing.
+	setErr := func(err error) {
+		src.mu.Lock()
+		src.err = err
+		src.mu.Unlock()
+	}
+	setErr(errors.New(`no interface "wg0" in this network namespace`))
 	second(0, 0)
 	code, body = get("/check/")
-	if code != http.StatusServiceUnavailable || body != "fail: dial timeout" || active.Load() != 2 {
-		t.Errorf("no counters: %d %q, %d active checks", code, body, active.Load())
+	if want := `fail: dial timeout; warning: evidence: no interface "wg0" in this network namespace`; code != http.StatusServiceUnavailable || body != want || active.Load() != 2 {
+		t.Errorf("no counters: %d %q, %d active checks; want %q", code, body, active.Load(), want)
+	}
+	if _, ok, err := mon.TrafficCounters(); !ok || err == nil {
+		t.Errorf("TrafficCounters: %v, %v; want the reading's error", ok, err)
+	}
+	if _, body := get("/?format=json"); !strings.Contains(body, `"tunnel:counters": [`) || !strings.Contains(body, `"status": "warn"`) {
+		t.Errorf("status JSON without the counters' warning:\n%s", body)
+	}
+	// The interface appears, as a VPN's does after its sidecar started.
+	setErr(nil)
+	second(0, 0)
+	if _, body := get("/"); strings.Contains(body, "warning") {
+		t.Errorf("the warning outlived the interface's return: %q", body)
 	}
 	mu.Lock()
 	defer mu.Unlock()

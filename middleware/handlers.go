@@ -84,11 +84,17 @@ func (m *Monitor) statusReply(s Snapshot) reply {
 }
 
 // reply starts an answer on result r and state s, with the light probes'
-// stats when there are any.
+// stats when there are any and the counters' error when they cannot be
+// read.
 func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
 	rep := reply{code: code, verdict: verdict, result: r, snap: s}
 	if stats, ok := m.LightProbeStats(); ok {
 		rep.probe, rep.maxLoss = &stats, m.cfg.Evidence.MaxLoss
+	}
+	if _, ok, err := m.TrafficCounters(); ok && err != nil {
+		// Evidence the deployment counts on is missing: say so in every
+		// answer rather than let the active check decide unnoticed.
+		rep.countersErr = errorText(err, m.cfg.HideErrors)
 	}
 	return rep
 }

@@ -166,6 +166,18 @@ func (m *Monitor) LightProbeStats() (LightProbeStats, bool) {
 	return m.evidence.proof.stats(), true
 }
 
+// TrafficCounters returns the latest reading of the evidence's traffic
+// counters (Config.Evidence.Source) and its error: an interface that does
+// not exist (yet) fails every reading, and the counters decide nothing
+// until one succeeds, as they do once a VPN's interface appears. ok is
+// false with no Source, or before Run took the first reading.
+func (m *Monitor) TrafficCounters() (c Counters, ok bool, err error) {
+	if m.evidence == nil || m.evidence.counters == nil {
+		return Counters{}, false, nil
+	}
+	return m.evidence.counters.latest()
+}
+
 // WaitHealthy blocks until the state is healthy or ctx ends, and returns the
 // state then.
 func (m *Monitor) WaitHealthy(ctx context.Context) Snapshot {

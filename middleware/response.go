@@ -59,11 +59,13 @@ type checkJSON struct {
 }
 
 // The keys of the checks in the JSON response: the check, and the light
-// probes' round trip and loss.
+// probes' round trip and loss, and the traffic counters when they cannot
+// be read.
 const (
 	checkName     = "tunnel:connectivity"
 	probeRTTName  = "tunnel:probe-rtt"
 	probeLossName = "tunnel:probe-loss"
+	countersName  = "tunnel:counters"
 )
 
 const hiddenError = "check failed (details hidden)"
@@ -81,6 +83,9 @@ type reply struct {
 	probe *LightProbeStats
 	// maxLoss is Evidence.MaxLoss, to rate the loss.
 	maxLoss float64
+	// countersErr is why the evidence's counters cannot be read; "" when
+	// they can or there are none.
+	countersErr string
 }
 
 // write sends rep in the format the request asks for.
@@ -91,7 +96,11 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(rep.code)
-		fmt.Fprintln(w, rep.text)
+		text := rep.text
+		if rep.countersErr != "" {
+			text += "; warning: evidence: " + rep.countersErr
+		}
+		fmt.Fprintln(w, text)
 		return
 	}
 	body := healthJSON{
@@ -134,6 +143,12 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 	}
 	if p := rep.probe; p != nil {
 		rep.writeProbe(&body, *p)
+	}
+	if rep.countersErr != "" {
+		if body.Checks == nil {
+			body.Checks = map[string][]checkJSON{}
+		}
+		body.Checks[countersName] = []checkJSON{{ComponentType: "system", Status: "warn", Output: rep.countersErr, DecidedBy: "evidence"}}
 	}
 	h.Set("Content-Type", "application/health+json")
 	w.WriteHeader(rep.code)

@@ -94,6 +94,40 @@ func TestServeCountersNeverPass(t *testing.T) {
 	}
 }
 
+// TestServeWarnsOfAMissingInterface: an --evidence-iface that names no
+// interface here is warned of at start, in every answer and in the
+// metrics, since the deploy settings count on the evidence; serve still
+// starts, for a VPN's interface may come up after its sidecar.
+func TestServeWarnsOfAMissingInterface(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("interface counters are read from Linux's /proc")
+	}
+	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", testnet.RefusedAddr(t),
+		"--evidence-iface", "nosuch0", "--metrics")
+	if log := s.stderr.String(); !strings.Contains(log, "level=WARN") || !strings.Contains(log, `no interface \"nosuch0\"`) {
+		t.Errorf("no warning naming the interface at start:\n%s", log)
+	}
+	// Run reads the counters at once; the answers warn from then on.
+	waitFor(t, s, "/", http.StatusServiceUnavailable, "")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, body := s.get(t, "/")
+		if strings.Contains(body, `warning: evidence: interface nosuch0 counters: no interface "nosuch0"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the status never warned of the missing interface: %q", body)
+		}
+	}
+	if _, js := s.get(t, "/?format=json"); !strings.Contains(js, `"tunnel:counters"`) {
+		t.Errorf("status JSON without the counters' warning:\n%s", js)
+	}
+	if _, metrics := s.get(t, "/metrics"); !strings.Contains(metrics, "\ntunnelprobe_evidence_counters_readable 0\n") {
+		t.Error("/metrics lacks tunnelprobe_evidence_counters_readable 0")
+	}
+}
+
 func TestServeEvidenceBadFlags(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -16,7 +16,7 @@ type Collector struct {
 
 	state, failures, since, lastCheck, mode *prometheus.Desc
 	stale, healing, healStart, dueBy        *prometheus.Desc
-	probeInfo, probeLoss                    *prometheus.Desc
+	probeInfo, probeLoss, countersReadable  *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -56,12 +56,14 @@ func NewCollector(mon *middleware.Monitor, opts Opts) *Collector {
 			"1, naming the light probe in use by its kind and target; absent without one.", []string{"kind", "target"}, cl),
 		probeLoss: prometheus.NewDesc(name("light_probe_loss_ratio"),
 			"Share of the light probes that ended over the loss window unanswered; absent before one ended.", []string{"kind"}, cl),
+		countersReadable: prometheus.NewDesc(name("evidence_counters_readable"),
+			"1 when the last reading of the tunnel's traffic counters succeeded, 0 when it failed (no such interface, yet); absent without counters.", nil, cl),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode, c.stale, c.healing, c.healStart, c.dueBy, c.probeInfo, c.probeLoss} {
+	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode, c.stale, c.healing, c.healStart, c.dueBy, c.probeInfo, c.probeLoss, c.countersReadable} {
 		ch <- d
 	}
 }
@@ -92,6 +94,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if p.Sent > 0 {
 			ch <- prometheus.MustNewConstMetric(c.probeLoss, prometheus.GaugeValue, p.Loss, p.Kind)
 		}
+	}
+	if _, ok, err := c.mon.TrafficCounters(); ok {
+		ch <- prometheus.MustNewConstMetric(c.countersReadable, prometheus.GaugeValue, oneIf(err == nil))
 	}
 	mode := c.mon.Mode()
 	for _, m := range allModes {

@@ -385,3 +385,51 @@ func TestRegisteringTwiceFails(t *testing.T) {
 		t.Error("a second observer on one registry registered without error")
 	}
 }
+
+// TestCountersReadable: the gauge says whether the evidence's counters can
+// be read (an interface that does not exist cannot), and is absent
+// without counters.
+func TestCountersReadable(t *testing.T) {
+	var readErr atomic.Pointer[error]
+	src := middleware.CounterSourceFunc(func() (middleware.Counters, error) {
+		if p := readErr.Load(); p != nil {
+			return middleware.Counters{}, *p
+		}
+		return middleware.Counters{}, nil
+	})
+	noSuch := errors.New(`no interface "wg0" in this network namespace`)
+	readErr.Store(&noSuch)
+	clock := clockwork.NewFakeClock()
+	pass := check.Func(func(context.Context) error { return nil })
+	reg, _, mon := setup(t, pass, middleware.Config{Mode: middleware.ModeProbe, Clock: clock,
+		Evidence: &middleware.Evidence{Source: src}}, nil)
+	const name = "tunnelprobe_evidence_counters_readable"
+	if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 0 {
+		t.Fatalf("%s before the first reading: %d series, %v; want none", name, n, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	// Run reads at once, then waits an Interval on the clock.
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	want := func(v string) {
+		t.Helper()
+		exp := "# HELP " + name + " 1 when the last reading of the tunnel's traffic counters succeeded, 0 when it failed (no such interface, yet); absent without counters.\n# TYPE " + name + " gauge\n" + name + " " + v + "\n"
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), name); err != nil {
+			t.Error(err)
+		}
+	}
+	want("0")
+	readErr.Store(nil) // the interface appears
+	clock.Advance(time.Second)
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	want("1")
+}
