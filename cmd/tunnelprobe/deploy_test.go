@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -40,7 +41,10 @@ import (
 const deployDir = "../../deploy"
 
 // testPodIP stands for status.podIP: serve listens there in the manifests.
+// testPodIPs are those of the cluster families a manifest must fit.
 const testPodIP = "127.0.0.1"
+
+var testPodIPs = []string{testPodIP, "fd00::5"}
 
 // manifests holds the decoded objects of deploy/kubernetes.
 type manifests struct {
@@ -149,9 +153,9 @@ func expandK8s(s string, vars map[string]string) string {
 }
 
 // containerEnv returns the container's environment as the kubelet would
-// build it for the test: status.podIP is testPodIP, and an Indexed Job's
+// build it for the test: status.podIP is podIP, and an Indexed Job's
 // JOB_COMPLETION_INDEX (which the Job controller adds) is index.
-func containerEnv(t *testing.T, c corev1.Container, indexed bool, index int) map[string]string {
+func containerEnv(t *testing.T, c corev1.Container, podIP string, indexed bool, index int) map[string]string {
 	t.Helper()
 	env := map[string]string{}
 	if indexed {
@@ -162,7 +166,7 @@ func containerEnv(t *testing.T, c corev1.Container, indexed bool, index int) map
 		case e.ValueFrom == nil:
 			env[e.Name] = expandK8s(e.Value, env)
 		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP":
-			env[e.Name] = testPodIP
+			env[e.Name] = podIP
 		case e.ValueFrom.SecretKeyRef != nil:
 			env[e.Name] = "secret"
 		default:
@@ -321,26 +325,64 @@ func TestKubernetesManifests(t *testing.T) {
 			if !isTunnelprobe(c) {
 				continue
 			}
-			t.Run(owner+"/"+c.Name, func(t *testing.T) {
-				env := containerEnv(t, c, m.indexed(owner), 0)
-				if len(c.Command) > 0 {
-					t.Errorf("command %q replaces the image's entrypoint; give args only", c.Command)
-				}
-				args := make([]string, len(c.Args))
-				for i, a := range c.Args {
-					args[i] = expandK8s(a, env)
-				}
-				args = mountArgs(t, c, args, t.TempDir())
-				fs, _, err := commandFlags(args, env)
-				if err != nil {
-					t.Fatalf("args %q: %v", c.Args, err)
-				}
-				for name := range env {
-					if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
-						t.Errorf("%s sets no flag of %s", name, args[0])
-					}
-				}
-			})
+			// On IPv4, IPv6 and dual-stack clusters alike (status.podIP
+			// is the primary family's).
+			for _, podIP := range testPodIPs {
+				t.Run(owner+"/"+c.Name+"/"+podIP, func(t *testing.T) {
+					checkContainer(t, c, podIP, m.indexed(owner))
+				})
+			}
+		}
+	}
+}
+
+// checkAddressTargets fails t when serve's arguments args give a --target
+// or --light-probe by name: with the VPN client's DNS and firewall
+// settings a name may not resolve through a working tunnel, and the check
+// would fail it.
+func checkAddressTargets(t *testing.T, args []string) {
+	t.Helper()
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "--target" && args[i] != "--light-probe" {
+			continue
+		}
+		host := args[i+1]
+		if _, rest, ok := strings.Cut(host, "://"); ok {
+			host, _, _ = strings.Cut(rest, "/")
+		}
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if _, err := netip.ParseAddr(host); err != nil {
+			t.Errorf("%s %s names a host: a name may not resolve through a tunnel that works, and the check would fail it", args[i], args[i+1])
+		}
+	}
+}
+
+// checkContainer parses a tunnelprobe container's arguments and
+// environment, with podIP for status.podIP, as its command would.
+func checkContainer(t *testing.T, c corev1.Container, podIP string, indexed bool) {
+	env := containerEnv(t, c, podIP, indexed, 0)
+	if len(c.Command) > 0 {
+		t.Errorf("command %q replaces the image's entrypoint; give args only", c.Command)
+	}
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = expandK8s(a, env)
+	}
+	args = mountArgs(t, c, args, t.TempDir())
+	fs, parsed, err := commandFlags(args, env)
+	if err != nil {
+		t.Fatalf("args %q: %v", c.Args, err)
+	}
+	for name := range env {
+		if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
+			t.Errorf("%s sets no flag of %s", name, args[0])
+		}
+	}
+	if f, ok := parsed.(*serveflags.Flags); ok && f.Listen != ":9999" {
+		if host, _, err := net.SplitHostPort(f.Listen); err != nil || host != podIP {
+			t.Errorf("serve listens on %q, want the pod IP %s", f.Listen, podIP)
 		}
 	}
 }
@@ -371,7 +413,7 @@ func TestVPNDeploymentProbes(t *testing.T) {
 	if sidecar.RestartPolicy == nil || *sidecar.RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Error("the sidecar is not a native sidecar (restartPolicy: Always)")
 	}
-	env := containerEnv(t, *sidecar, false, 0)
+	env := containerEnv(t, *sidecar, testPodIP, false, 0)
 	_, parsed, err := commandFlags(sidecar.Args, env)
 	if err != nil {
 		t.Fatal(err)
@@ -383,6 +425,7 @@ func TestVPNDeploymentProbes(t *testing.T) {
 	if f.LightProbe == "" {
 		t.Error("the sidecar has no --light-probe: without one, nothing proves the tunnel alive and every check dials")
 	}
+	checkAddressTargets(t, sidecar.Args)
 	host, portText, err := net.SplitHostPort(f.Listen)
 	if err != nil || host != testPodIP {
 		t.Errorf("sidecar listens on %q, want the pod IP (%s in this test)", f.Listen, testPodIP)
@@ -538,7 +581,7 @@ func TestLoadJob(t *testing.T) {
 	var loadJSON, printed string
 	var loadMount, printMount corev1.VolumeMount
 	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
-		env := containerEnv(t, c, true, 3)
+		env := containerEnv(t, c, testPodIP, true, 3)
 		args := make([]string, len(c.Args))
 		for i, a := range c.Args {
 			args[i] = expandK8s(a, env)
@@ -632,6 +675,7 @@ func TestComposeFile(t *testing.T) {
 		t.Fatalf("command %q: %v", health.Command, err)
 	}
 	f := parsed.(*serveflags.Flags)
+	checkAddressTargets(t, health.Command)
 	for name := range health.Environment {
 		if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
 			t.Errorf("%s sets no flag of serve", name)
@@ -724,4 +768,41 @@ func listeningTarget(t *testing.T) string {
 	}
 	t.Cleanup(func() { ln.Close() })
 	return ln.Addr().String()
+}
+
+// placeholderImage is the image the deploy files name: none is published.
+const placeholderImage = "ghcr.io/tunnelprobe/tunnelprobe:latest"
+
+// TestPlaceholderImageIsMarked: wherever a deploy file names the image,
+// the line before says it is not published and where to read how to build
+// it, so that a user who applies the file knows why the pull fails.
+func TestPlaceholderImageIsMarked(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(deployDir, "*", "*.yaml"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("deploy files %v, %v", files, err)
+	}
+	named := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, line := range lines {
+			if !strings.Contains(line, "image: "+placeholderImage) {
+				continue
+			}
+			named++
+			if i < 2 || !strings.Contains(lines[i-2], "Not published") || !strings.Contains(lines[i-1], "deploy/README.md#the-image") {
+				t.Errorf("%s:%d names the placeholder image without saying it is not published", file, i+1)
+			}
+		}
+	}
+	if named < 4 {
+		t.Errorf("the placeholder image is named %d times, want in each of the 4 files", named)
+	}
+	readme, err := os.ReadFile(filepath.Join(deployDir, "README.md"))
+	if err != nil || !strings.Contains(string(readme), "no such image is published") || !strings.Contains(string(readme), "docker push") {
+		t.Errorf("deploy/README.md does not say the image is a placeholder and how to push one (%v)", err)
+	}
 }

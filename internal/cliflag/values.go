@@ -219,7 +219,11 @@ func Addr(p *string, def string, allowEmpty bool) flag.Value {
 		}
 		_, port, err := net.SplitHostPort(s)
 		if err != nil {
-			return "", errors.New("not a host:port address such as 127.0.0.1:9999 or :9999")
+			if i := strings.LastIndex(s, ":"); i > 0 && strings.Count(s, ":") > 1 && !strings.HasPrefix(s, "[") {
+				// An IPv6 address and a port, as $(POD_IP):9999 gives.
+				return "", fmt.Errorf("an IPv6 address takes brackets before its port: [%s]:%s (and so does an IPv4 one, [10.0.0.1]:9999, for a value that must fit both)", s[:i], s[i+1:])
+			}
+			return "", errors.New("not a host:port address such as 127.0.0.1:9999, [::1]:9999 or :9999")
 		}
 		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			return "", fmt.Errorf("port %q is not a number from 0 to 65535", port)

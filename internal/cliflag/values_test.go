@@ -26,6 +26,10 @@ func TestBoundedValues(t *testing.T) {
 		{func(s string) error { _, err := InterfaceName(s); return err }, "a/b", "no slash"},
 		{func(s string) error { _, err := InterfaceName(s); return err }, strings.Repeat("w", 16), "at most 15"},
 		{func(s string) error { _, err := InterfaceName(s); return err }, "..", "not an interface name"},
+		{Addr(new(string), "", false).Set, "[10.0.0.5]:9999", ""},
+		{Addr(new(string), "", false).Set, "[fd00::5]:9999", ""},
+		{Addr(new(string), "", false).Set, "fd00::5:9999", "brackets before its port: [fd00::5]:9999"},
+		{Addr(new(string), "", false).Set, "nonsense", "not a host:port address"},
 	} {
 		err := tc.set(tc.in)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {

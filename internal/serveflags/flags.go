@@ -85,8 +85,8 @@ func (f *Flags) registerCheck(fs *flag.FlagSet) {
 	fs.Var(&f.targets, "target", "`target` to check, repeatable: tcp://host:port, tls://host[:port], http(s)://..., dns://[server/]name,\n"+
 		"icmp://host, udp-dns://server[:port][/name], or without a scheme as --check says: host[:port] for tcp and tls\n"+
 		"(port 443 when missing), a URL for http, a host name for dns and icmp, server[/name] for udp-dns;\n"+
-		"several pass when any one does (default cloudflare.com:443, https://cloudflare.com/ for http,\n"+
-		"cloudflare.com for dns, 1.1.1.1 for icmp and udp-dns)")
+		"several pass when any one does (default 1.1.1.1:443, https://1.1.1.1/ for http,\n"+
+		"cloudflare.com for dns, 1.1.1.1 for icmp and udp-dns: an address, as a name may not resolve through a working tunnel)")
 	fs.Var(cliflag.Choice(&f.Check, "tls", "tcp", "tls", "http", "dns", "icmp", "udp-dns"), "check",
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
@@ -179,6 +179,14 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		src, probeDialer = middleware.InterfaceCounters(f.evidenceIface), check.BoundDialer(f.evidenceIface)
 	case f.evidenceWG != "":
 		src, probeDialer = &wgstats.Device{Name: f.evidenceWG}, check.BoundDialer(f.evidenceWG)
+	}
+	if src != nil {
+		if _, err := src.ReadCounters(); err != nil {
+			// Not an error: a VPN's interface may come up after its
+			// sidecar. But until it does, evidence decides nothing.
+			cfg.Logger.Warn("evidence: cannot read the tunnel's interface; until it can, the active check decides every check",
+				"err", err)
+		}
 	}
 	var probe *middleware.LightProbe
 	if f.LightProbe != "" {

@@ -668,3 +668,29 @@ func TestAllOf(t *testing.T) {
 		}
 	})
 }
+
+// A name that does not resolve fails a check, and its error says it was
+// name resolution, not the tunnel: a VPN's DNS settings can fail lookups
+// through a tunnel that works.
+func TestResolutionFailureIsNamed(t *testing.T) {
+	server := serveDNS(t, "healthy.test.", [4]byte{127, 0, 0, 1})
+	d := &net.Dialer{Resolver: &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "udp", server)
+	}}}
+	for _, c := range []check.Checker{
+		check.TCP{Address: "nosuch.test:443", Dialer: d},
+		check.TLS{Address: "nosuch.test:443", Dialer: d},
+		check.HTTP{URL: "http://nosuch.test/", Dialer: d},
+	} {
+		err := c.Check(checkCtx(t))
+		if err == nil || !strings.Contains(err.Error(), ": resolve nosuch.test: ") || !strings.Contains(err.Error(), "name resolution failed") {
+			t.Errorf("%T: %v, want a failure naming the resolution", c, err)
+		}
+		if _, ok := errors.AsType[*net.DNSError](err); !ok {
+			t.Errorf("%T: %v does not wrap the *net.DNSError", c, err)
+		}
+	}
+	if err := (check.TCP{Address: listenTCP(t).Addr().String(), Dialer: d}).Check(checkCtx(t)); err != nil {
+		t.Errorf("an address needs no resolution: %v", err)
+	}
+}

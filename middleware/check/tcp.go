@@ -87,11 +87,17 @@ type stepError struct {
 	// the chain lets callers test errors.Is(err, context.DeadlineExceeded)
 	// to tell a slow tunnel from a broken one.
 	ctxErr error
+	// unresolved reports that the step failed because a name did not
+	// resolve: a failure of DNS, which a working tunnel can show too.
+	unresolved bool
 }
 
 // newStepError returns the error for a failed step of a check run with ctx.
 func newStepError(ctx context.Context, kind, target, step string, err error) error {
 	e := &stepError{kind: kind, target: target, step: step, err: err}
+	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok && kind != "dns" && dnsErr.Name != "" {
+		e.step, e.unresolved = "resolve "+dnsErr.Name, true
+	}
 	ctxErr := ctxend.Err(ctx)
 	if dl, ok := ctx.Deadline(); ok && ctxErr == nil && !time.Now().Before(dl) {
 		// A connection deadline set from ctx's deadline can fire a
@@ -106,6 +112,11 @@ func newStepError(ctx context.Context, kind, target, step string, err error) err
 
 func (e *stepError) Error() string {
 	msg := e.kind + " " + e.target + ": " + e.step + ": " + briefCause(e.err)
+	if e.unresolved {
+		// Say it where the verdict is read: a name that does not resolve
+		// (a VPN's DNS or firewall settings) is not a dead tunnel.
+		msg += " (name resolution failed, which does not show the tunnel down: target an address to check the tunnel alone)"
+	}
 	if e.ctxErr != nil {
 		msg += " (" + e.ctxErr.Error() + ")"
 	}

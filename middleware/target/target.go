@@ -109,17 +109,20 @@ func Parse(target, kind string, opts Options) (check.Checker, error) {
 }
 
 // Default returns what a check of kind checks when given no target:
-// Cloudflare, whose hosts answer every kind.
+// Cloudflare's 1.1.1.1, which answers every kind and whose certificate
+// names the address. Only the dns kind, whose point is resolving, names a
+// host: a check that needs a name resolved would fail a working tunnel
+// whenever the VPN's DNS settings fail the lookup.
 func Default(kind string) string {
 	switch kind {
 	case "http":
-		return "https://cloudflare.com/"
+		return "https://1.1.1.1/"
 	case "dns":
 		return "cloudflare.com"
 	case "icmp", "udp-dns":
 		return "1.1.1.1"
 	}
-	return "cloudflare.com:443"
+	return "1.1.1.1:443"
 }
 
 // ParseList is Parse for each of targets, or for the default of kind when

@@ -1,6 +1,8 @@
 package target_test
 
 import (
+	"net"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,4 +74,23 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Parse(%q, %q) = %v, %v: want a check or an error", s, kind, c, err)
 		}
 	})
+}
+
+// The default targets are addresses, but for the dns kind, whose point is
+// resolving: a check that needs a name resolved would fail a working tunnel
+// whenever the VPN's DNS settings fail the lookup.
+func TestDefaultsNeedNoResolution(t *testing.T) {
+	for _, kind := range []string{"tcp", "tls", "http", "icmp", "udp-dns"} {
+		text := target.Default(kind)
+		host := strings.TrimPrefix(strings.TrimSuffix(text, "/"), "https://")
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if _, err := netip.ParseAddr(host); err != nil {
+			t.Errorf("the default %s target %q needs a name resolved", kind, text)
+		}
+		if _, err := target.Parse(text, kind, target.Options{}); err != nil {
+			t.Errorf("the default %s target %q: %v", kind, text, err)
+		}
+	}
 }
