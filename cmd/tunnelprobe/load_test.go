@@ -338,11 +338,11 @@ func TestLoadBadFlags(t *testing.T) {
 func TestLoadEnvironment(t *testing.T) {
 	t.Parallel()
 	env := func(k string) string {
-		return map[string]string{"TUNNELPROBE_TARGET": "127.0.0.1:9", "TUNNELPROBE_DIRECTION": "sideways"}[k]
+		return map[string]string{"TUNNELPROBE_LOAD_TARGET": "127.0.0.1:9", "TUNNELPROBE_LOAD_DIRECTION": "sideways"}[k]
 	}
 	var stdout, stderr bytes.Buffer
-	if code := loadCommand(t.Context(), nil, env, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "TUNNELPROBE_DIRECTION") {
-		t.Errorf("exit %d, stderr %q; want 2 naming TUNNELPROBE_DIRECTION", code, stderr.String())
+	if code := loadCommand(t.Context(), nil, env, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "TUNNELPROBE_LOAD_DIRECTION") {
+		t.Errorf("exit %d, stderr %q; want 2 naming TUNNELPROBE_LOAD_DIRECTION", code, stderr.String())
 	}
 }
 

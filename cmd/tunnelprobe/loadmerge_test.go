@@ -312,7 +312,7 @@ func TestLoadMergeHelp(t *testing.T) {
 	if code := loadMerge([]string{"--help"}, noEnv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, s := range []string{"Usage: tunnelprobe load merge", "--json", "TUNNELPROBE_JSON"} {
+	for _, s := range []string{"Usage: tunnelprobe load merge", "--json", "TUNNELPROBE_LOAD_MERGE_JSON"} {
 		if !strings.Contains(stdout.String(), s) {
 			t.Errorf("help lacks %q:\n%s", s, &stdout)
 		}

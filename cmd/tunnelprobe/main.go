@@ -3,8 +3,9 @@
 //	tunnelprobe <command> [flags]
 //
 // Run "tunnelprobe help" for the commands and "tunnelprobe <command> --help"
-// for the flags of one. Every flag can also be set through the environment
-// variable TUNNELPROBE_<FLAG>; a flag on the command line wins.
+// for the flags of one. Every flag can also be set through an environment
+// variable, TUNNELPROBE_<FLAG> for serve and TUNNELPROBE_<COMMAND>_<FLAG>
+// for the others (TUNNELPROBE_LOAD_RATE); a flag on the command line wins.
 //
 // Exit codes: 0 success, 1 the run failed, 2 bad usage.
 package main

@@ -71,7 +71,7 @@ func TestProbeHelp(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, flag := range []string{"--url", "--period", "--timeout", "--failure-threshold", "--success-threshold",
-		"--initial-delay", "--type", "--count", "--duration", "--docker", "TUNNELPROBE_URL"} {
+		"--initial-delay", "--type", "--count", "--duration", "--docker", "TUNNELPROBE_PROBE_URL"} {
 		if !strings.Contains(stdout, flag) {
 			t.Errorf("help does not show %s", flag)
 		}
@@ -132,7 +132,7 @@ func TestProbeReadiness(t *testing.T) {
 func TestProbeDurationAndEnv(t *testing.T) {
 	t.Parallel()
 	url := statusServer(t, http.StatusInternalServerError)
-	env := map[string]string{"TUNNELPROBE_URL": url, "TUNNELPROBE_PERIOD": "10ms", "TUNNELPROBE_FAILURE_THRESHOLD": "1"}
+	env := map[string]string{"TUNNELPROBE_PROBE_URL": url, "TUNNELPROBE_PROBE_PERIOD": "10ms", "TUNNELPROBE_PROBE_FAILURE_THRESHOLD": "1"}
 	// 2 s, not less: under -race beside the scenario tests, 300 ms once
 	// passed without a single probe.
 	code, stdout, _ := runProbeCmd(context.Background(), env, "--duration", "2s")

@@ -417,14 +417,14 @@ func TestServeHelp(t *testing.T) {
 		t.Fatalf("exit %d, want 0; stderr: %s", code, &stderr)
 	}
 	var f serveflags.Flags
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := flag.NewFlagSet("tunnelprobe serve", flag.ContinueOnError)
 	f.Register(fs)
 	help := stdout.String()
 	fs.VisitAll(func(fl *flag.Flag) {
 		if !strings.Contains(help, "--"+fl.Name+" ") && !strings.Contains(help, "--"+fl.Name+"\n") {
 			t.Errorf("help lacks --%s", fl.Name)
 		}
-		if env := "[$" + cliflag.EnvName(fl.Name) + "]"; !strings.Contains(help, env) {
+		if env := "[$" + cliflag.EnvName(fs, fl.Name) + "]"; !strings.Contains(help, env) {
 			t.Errorf("help lacks %s", env)
 		}
 	})

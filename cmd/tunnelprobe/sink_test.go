@@ -241,11 +241,11 @@ func TestSinkBadFlags(t *testing.T) {
 func TestSinkEnvironment(t *testing.T) {
 	t.Parallel()
 	env := func(k string) string {
-		return map[string]string{"TUNNELPROBE_LISTEN": "127.0.0.1:0", "TUNNELPROBE_PROCS": "zero"}[k]
+		return map[string]string{"TUNNELPROBE_SINK_LISTEN": "127.0.0.1:0", "TUNNELPROBE_SINK_PROCS": "zero"}[k]
 	}
 	var stdout, stderr bytes.Buffer
-	if code := sinkCommand(t.Context(), nil, env, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "TUNNELPROBE_PROCS") {
-		t.Errorf("exit %d, stderr %q; want 2 naming TUNNELPROBE_PROCS", code, stderr.String())
+	if code := sinkCommand(t.Context(), nil, env, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "TUNNELPROBE_SINK_PROCS") {
+		t.Errorf("exit %d, stderr %q; want 2 naming TUNNELPROBE_SINK_PROCS", code, stderr.String())
 	}
 }
 

@@ -15,13 +15,16 @@ import (
 
 func TestEnvName(t *testing.T) {
 	t.Parallel()
-	for flagName, want := range map[string]string{
-		"failure-threshold": "TUNNELPROBE_FAILURE_THRESHOLD",
-		"listen":            "TUNNELPROBE_LISTEN",
-		"tls-ca":            "TUNNELPROBE_TLS_CA",
+	for _, tc := range []struct{ set, flag, want string }{
+		{"tunnelprobe serve", "failure-threshold", "TUNNELPROBE_FAILURE_THRESHOLD"},
+		{"tunnelprobe serve", "tls-ca", "TUNNELPROBE_TLS_CA"},
+		{"test", "listen", "TUNNELPROBE_LISTEN"},
+		{"tunnelprobe load", "rate", "TUNNELPROBE_LOAD_RATE"},
+		{"tunnelprobe lab link", "rate", "TUNNELPROBE_LAB_LINK_RATE"},
+		{"tunnelprobe probe", "timeout", "TUNNELPROBE_PROBE_TIMEOUT"},
 	} {
-		if got := EnvName(flagName); got != want {
-			t.Errorf("EnvName(%q) = %q, want %q", flagName, got, want)
+		if got := EnvName(flag.NewFlagSet(tc.set, flag.ContinueOnError), tc.flag); got != tc.want {
+			t.Errorf("EnvName(%q, %q) = %q, want %q", tc.set, tc.flag, got, tc.want)
 		}
 	}
 }

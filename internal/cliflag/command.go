@@ -69,7 +69,7 @@ func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 		if f.DefValue != "" && f.DefValue != "false" {
 			fmt.Fprintf(w, " (default %s)", f.DefValue)
 		}
-		fmt.Fprintf(w, "\n    \t[$%s]\n", EnvName(f.Name))
+		fmt.Fprintf(w, "\n    \t[$%s]\n", EnvName(fs, f.Name))
 	})
 }
 

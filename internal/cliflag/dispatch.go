@@ -51,6 +51,8 @@ func listCommands(w io.Writer, binary string, commands []Command) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s <command> --help' for the flags of a command.\n"+
-		"Every flag is also read from %s<FLAG> (dashes as underscores); the command line wins.\n"+
-		"Exit codes: 0 success, 1 the run failed, 2 bad usage.\n", binary, EnvPrefix)
+		"Every flag is also read from the environment, the command line winning: %[2]s<FLAG> for %[3]s,\n"+
+		"%[2]s<COMMAND>_<FLAG> for the others (dashes as underscores: %[2]sLAB_LINK_RATE sets\n"+
+		"lab link's --rate), so that a name means one thing; each --help shows them.\n"+
+		"Exit codes: 0 success, 1 the run failed, 2 bad usage.\n", binary, EnvPrefix, bareEnvCommand)
 }

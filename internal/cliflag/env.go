@@ -12,10 +12,30 @@ import (
 // EnvPrefix starts the name of the environment variable behind every flag.
 const EnvPrefix = "TUNNELPROBE_"
 
-// EnvName returns the environment variable that sets flag name:
-// TUNNELPROBE_FAILURE_THRESHOLD for "failure-threshold".
-func EnvName(name string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+// bareEnvCommand is the command whose variables carry no command name: the
+// health server, which a container is configured by.
+const bareEnvCommand = "serve"
+
+// EnvName returns the environment variable that sets flag name of the
+// command whose flag set is fs, named "PROGRAM COMMAND...": for serve (and
+// a flag set named by the program alone) TUNNELPROBE_<FLAG>, such as
+// TUNNELPROBE_FAILURE_THRESHOLD; for any other command
+// TUNNELPROBE_<COMMAND>_<FLAG>, such as TUNNELPROBE_LOAD_RATE and
+// TUNNELPROBE_LAB_LINK_RATE. So one name means one thing: load's --rate
+// (pacing) and the lab's (a link's rate), serve's --metrics (a switch) and
+// load's (an address), serve's --timeout and probe's, which share a
+// container, each have their own variable.
+func EnvName(fs *flag.FlagSet, name string) string {
+	return envPrefix(fs) + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// envPrefix is "TUNNELPROBE_" and the command's words, as EnvName says.
+func envPrefix(fs *flag.FlagSet) string {
+	words := strings.Fields(fs.Name())
+	if len(words) < 2 || len(words) == 2 && words[1] == bareEnvCommand {
+		return EnvPrefix
+	}
+	return EnvPrefix + strings.ToUpper(strings.Join(words[1:], "_")) + "_"
 }
 
 // A repeatable flag takes each of its values from one flag on the command
@@ -56,7 +76,7 @@ func Parse(fs *flag.FlagSet, args []string, getenv func(string) string, exclusiv
 		if onCommandLine[f.Name] {
 			return
 		}
-		env := EnvName(f.Name)
+		env := EnvName(fs, f.Name)
 		v := getenv(env)
 		if v == "" {
 			return
