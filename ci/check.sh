@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's checks: formatting, go vet, function sizes, staticcheck, and
-# the tests with the race detector. Run from anywhere; CI runs it through .ci/run.
+# The project's checks: formatting, go vet, function sizes, staticcheck, the
+# tests with the race detector, and the README's blocks as pasted. Run from anywhere; CI runs it through .ci/run.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -38,5 +38,11 @@ section "go test -race ./..."
 # container or scenario tests would prove nothing, so every test runs.
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"
 go test -race ./...
+
+section "README blocks (go run ./ci/readme)"
+# Every sh block of the README as a new user pastes it, in a fresh clone;
+# the scenario runs are started and interrupted after their first progress
+# line, and must keep what they measured.
+go run ./ci/readme
 
 section "all checks passed"

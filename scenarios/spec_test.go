@@ -204,7 +204,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// The example spec in docs/scenarios.md must stay valid.
+// The example spec in docs/scenarios.md must stay valid, and be the file
+// docs/examples/mine.yaml that the README runs.
 func TestDocumentedSpecParses(t *testing.T) {
 	readme, err := os.ReadFile("../docs/scenarios.md")
 	if err != nil {
@@ -217,6 +218,13 @@ func TestDocumentedSpecParses(t *testing.T) {
 	}
 	if _, err := Parse([]byte(doc)); err != nil {
 		t.Errorf("the documented spec: %v", err)
+	}
+	file, err := os.ReadFile("../docs/examples/mine.yaml")
+	if err != nil || string(file) != doc {
+		t.Errorf("docs/examples/mine.yaml differs from the spec in docs/scenarios.md (%v)", err)
+	}
+	if _, err := ReadSpec("../docs/examples/mine.yaml"); err != nil {
+		t.Errorf("docs/examples/mine.yaml: %v", err)
 	}
 }
 
