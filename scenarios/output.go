@@ -9,7 +9,8 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
-// WriteTable writes the comparison as an aligned table.
+// WriteTable writes the comparison as an aligned table, its legend, the
+// verdict and any warning.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "configuration\tfalse restarts\tfalse heals\tdetected\tdetection\tflaps\tprobes passed\tcheck p50\tcheck p99\tbroken conns\tutilisation\t")
@@ -32,7 +33,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 			100*c.ProbeSuccessRatio, fmtMS(c.CheckLatencyMS.P50), fmtMS(c.CheckLatencyMS.P99),
 			c.BrokenConnections, 100*c.Utilisation)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	r.writeLegend(w)
+	return nil
 }
 
 func fmtMS(v float64) string {
@@ -68,9 +73,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return err
 	}
 	b.WriteString("```\n\n")
-	b.WriteString("False restarts and heals happened while the link worked (blips aside); detection runs from the outage's start " +
-		"to the first restart or heal; flaps count the health state turning unhealthy while the link worked; " +
-		"broken connections are load connections a restart or heal cut while the link worked.\n\n")
 	b.WriteString("| configuration | health server | prober |\n| --- | --- | --- |\n")
 	for _, c := range s.Configs {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, describeHealth(c.Health), describeProber(c.Prober))
@@ -178,11 +180,12 @@ func (c ConfigReport) tooShort() bool {
 	return false
 }
 
-// WriteResults writes report.md, report.json and timeline.png into dir,
+// WriteResults writes report.md, report.json, summary.png and timeline.png into dir,
 // creating it.
 func (r *Report) WriteResults(dir string) error {
 	return output.Dir(dir,
 		output.Named{Name: "report.md", Write: r.WriteMarkdown},
 		output.Named{Name: "report.json", Write: r.WriteJSON},
+		output.Named{Name: "summary.png", Write: r.PlotSummary},
 		output.Named{Name: "timeline.png", Write: r.PlotTimeline})
 }

@@ -20,12 +20,23 @@ var (
 	colorRestart = color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
 	colorHeal    = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 	colorOutage  = color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0x40}
+	colorProof   = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 )
+
+// proofLatency is where a check that proof of life decided (no dial, 0 ms)
+// is drawn: a row of its own above the axis, named in the legend.
+const proofLatency = 0.3
+
+// legendMargin is the x range over the run's duration: the rest is the
+// legend's.
+const legendMargin = 1.45
 
 // PlotTimeline writes to w a PNG with one panel per configuration: probe
 // latencies (green passed, red failed), the health server's check latencies
-// (grey), restarts (purple) and heals (orange) as vertical lines, and the
-// outages shaded, over seconds since the start.
+// (grey; blue in a row at the bottom for the checks that proof of life
+// decided with no dial), restarts (purple) and heals (orange) as vertical
+// lines, and the outages shaded, over seconds since the start. The legend
+// sits right of the run, over no data.
 func (r *Report) PlotTimeline(w io.Writer) error {
 	const panelHeight = 2.6 * vg.Inch
 	panels := make([]*plot.Plot, len(r.Order))
@@ -49,7 +60,9 @@ func (r *Report) panel(name string) (*plot.Plot, error) {
 	p.Y.Label.Text = "latency (ms, log)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.X.Min, p.X.Max = 0, r.Spec.Duration.Seconds()
+	// The run on the left; the right margin, where no data falls, holds
+	// the legend.
+	p.X.Min, p.X.Max = 0, legendMargin*r.Spec.Duration.Seconds()
 	top := 1.0
 	for _, pm := range tl.Probes {
 		top = max(top, pm.Latency)
@@ -68,13 +81,12 @@ func (r *Report) panel(name string) (*plot.Plot, error) {
 		return nil, err
 	}
 	p.Legend.Top = true
-	p.Legend.Left = true
 	return p, nil
 }
 
 // addOutages shades the spec's outages over the whole height of p.
 func (r *Report) addOutages(p *plot.Plot) error {
-	for _, o := range r.Spec.Link.Outages {
+	for i, o := range r.Spec.Link.Outages {
 		shade, err := plotter.NewPolygon(plotter.XYs{
 			{X: o.Start.Seconds(), Y: p.Y.Min}, {X: o.End().Seconds(), Y: p.Y.Min},
 			{X: o.End().Seconds(), Y: p.Y.Max}, {X: o.Start.Seconds(), Y: p.Y.Max},
@@ -85,6 +97,9 @@ func (r *Report) addOutages(p *plot.Plot) error {
 		shade.Color = colorOutage
 		shade.LineStyle.Width = 0
 		p.Add(shade)
+		if i == 0 {
+			p.Legend.Add("outage (link down)", shade)
+		}
 	}
 	return nil
 }
@@ -92,8 +107,12 @@ func (r *Report) addOutages(p *plot.Plot) error {
 // addMarks adds the health server's checks and the prober's probes as
 // points at their latency.
 func addMarks(p *plot.Plot, tl Timeline) error {
-	var checks, passed, failed plotter.XYs
+	var checks, proof, passed, failed plotter.XYs
 	for _, cm := range tl.Checks {
+		if cm.DecidedBy == "evidence" {
+			proof = append(proof, plotter.XY{X: float64(cm.At), Y: proofLatency})
+			continue
+		}
 		checks = append(checks, plotter.XY{X: float64(cm.At), Y: max(cm.Latency, p.Y.Min)})
 	}
 	for _, pm := range tl.Probes {
@@ -111,6 +130,7 @@ func addMarks(p *plot.Plot, tl Timeline) error {
 		label string
 	}{
 		{checks, colorCheck, draw.CircleGlyph{}, "check"},
+		{proof, colorProof, draw.BoxGlyph{}, "check decided by proof of life (no dial)"},
 		{passed, colorPass, draw.TriangleGlyph{}, "probe passed"},
 		{failed, colorFail, draw.CrossGlyph{}, "probe failed"},
 	} {

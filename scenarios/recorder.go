@@ -43,6 +43,9 @@ type CheckMark struct {
 	Latency float64 `json:"latency_ms"`
 	Passed  bool    `json:"passed"`
 	Source  string  `json:"source"`
+	// DecidedBy is "evidence" for a check that proof of life decided with
+	// no dial, "active" for one that ran.
+	DecidedBy string `json:"decided_by,omitempty"`
 }
 
 // StateMark is a change of the health server's state.
@@ -103,6 +106,7 @@ func (r *recorder) observer() middleware.Observer {
 			defer r.mu.Unlock()
 			r.tl.Checks = append(r.tl.Checks, CheckMark{
 				At: r.at(res.Start), Latency: ms(res.Duration), Passed: res.Passed(), Source: res.Source.String(),
+				DecidedBy: res.DecidedBy(),
 			})
 		},
 		OnStateChanged: func(_, to middleware.Snapshot) {

@@ -2,9 +2,7 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -97,48 +95,4 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		rep.Order = append(rep.Order, t.cfg.Name)
 	}
 	return rep, nil
-}
-
-// progress writes a line per period: elapsed time, and per configuration
-// its restarts, heals and failed probes so far.
-func progress(ctx context.Context, opt Options, spec Spec, start time.Time, trials []*trial) {
-	if opt.Progress == nil {
-		return
-	}
-	every := opt.ProgressEvery
-	if every <= 0 {
-		every = 5 * time.Second
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		var b strings.Builder
-		elapsed := time.Since(start).Truncate(time.Second)
-		phase := "loaded"
-		for _, w := range spec.Link.Outages {
-			if elapsed >= w.Start.Duration && elapsed < w.End() {
-				phase = "OUTAGE"
-				if w.Blip {
-					phase = "blip"
-				}
-			}
-		}
-		fmt.Fprintf(&b, "[%4.0fs/%.0fs %s]", elapsed.Seconds(), spec.Duration.Seconds(), phase)
-		for _, t := range trials {
-			tl := t.rec.timeline()
-			failed := 0
-			for _, p := range tl.Probes {
-				if !p.Passed {
-					failed++
-				}
-			}
-			fmt.Fprintf(&b, "  %s: %d restarts %d heals %d/%d probes failed", t.cfg.Name, len(tl.Restarts), len(tl.Heals), failed, len(tl.Probes))
-		}
-		fmt.Fprintln(opt.Progress, b.String())
-	}
 }

@@ -86,7 +86,12 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 		if *seed != 0 {
 			spec.Seed = *seed
 		}
-		return runOne(ctx, spec, *out, jsonPath, stdout, stderr)
+		source := "--suite " + spec.Name
+		if *specPath != "" {
+			source = "--spec " + *specPath
+		}
+		reproduce := fmt.Sprintf("tunnelprobe scenario %s --seed %d", source, spec.Seed)
+		return runOne(ctx, spec, *out, jsonPath, reproduce, stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
 		len(conditions)*repeat, len(conditions), repeat, took)
@@ -110,8 +115,9 @@ func chooseOut(out string, stdout io.Writer) (string, error) {
 	return out, nil
 }
 
-// runOne runs spec once and writes its report into out (and jsonPath).
-func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath string, stdout, stderr io.Writer) int {
+// runOne runs spec once and writes its report into out (and jsonPath),
+// and says how to run it again (reproduce).
+func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath, reproduce string, stdout, stderr io.Writer) int {
 	const name = scenarioName
 	fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
 		spec.Name, len(spec.Configs), spec.Duration, spec.Seed, spec.Seed)
@@ -124,6 +130,11 @@ func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath string, stdo
 		fmt.Fprintf(stderr, "%s: interrupted after %.0fs; writing what was measured\n", name, rep.DurationSeconds)
 	}
 	code := writeResults(rep, out, "report.md", jsonPath, stdout, stderr)
+	if code == 0 {
+		fmt.Fprintf(stdout, "picture: %s (each configuration at a glance), %s (over time)\n",
+			filepath.Join(out, "summary.png"), filepath.Join(out, "timeline.png"))
+	}
+	fmt.Fprintf(stdout, "reproduce: %s\n", reproduce)
 	// A configuration that was not measured makes the run a failed one,
 	// whatever the others measured.
 	for _, f := range rep.Failures() {

@@ -73,6 +73,20 @@ func TestScenarioQuick(t *testing.T) {
 	if !strings.Contains(stdout.String(), "seed 1") || !strings.Contains(stderr.String(), "OUTAGE") {
 		t.Errorf("no seed in the output or no progress on stderr")
 	}
+	// The story at a glance: a legend, a verdict, the pictures and the
+	// command to run it again; progress lines a terminal can show.
+	for _, want := range []string{"\n  false restarts, false heals: ", "\nverdict: ", "\npicture: " + filepath.Join(results, "summary.png"),
+		"\nreproduce: tunnelprobe scenario --suite quick --seed 1\n"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q", strings.TrimSpace(want))
+		}
+	}
+	for line := range strings.Lines(stderr.String()) {
+		if len(line) > 160 {
+			t.Errorf("a progress line of %d characters: %q", len(line), line)
+			break
+		}
+	}
 
 	raw, err := os.ReadFile(filepath.Join(results, "report.json"))
 	if err != nil {
@@ -126,13 +140,15 @@ func TestScenarioQuick(t *testing.T) {
 			}
 		}
 	}
-	f, err := os.Open(filepath.Join(results, "timeline.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Errorf("timeline.png: %v", err)
+	for _, name := range []string{"timeline.png", "summary.png"} {
+		f, err := os.Open(filepath.Join(results, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		f.Close()
 	}
 	md, err := os.ReadFile(filepath.Join(results, "report.md"))
 	if err != nil || !bytes.Contains(md, []byte("## What it means")) {
