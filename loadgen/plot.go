@@ -36,10 +36,11 @@ var (
 	colorMax     = colorFailure
 )
 
-// PlotRun writes to w a PNG of r's series: three panels sharing the time
-// axis (seconds since the start): throughput up and down in Mbit/s, open
-// connections, and the slowest probe of each second in ms, with the seconds
-// in which a probe failed marked along the top of that panel.
+// PlotRun writes to w a PNG of r's series: panels sharing the time axis
+// (seconds since the start): throughput up and down in Mbit/s (written into
+// and read from the sockets), open connections, and, for a run that probed,
+// the slowest probe of each second in ms, with the seconds in which a probe
+// failed marked along the top of that panel.
 func PlotRun(w io.Writer, r Result) error {
 	pts := runPoints(r)
 	title := fmt.Sprintf("%s (%s): %d of %d connections", r.Target, cmp.Or(r.Path, "direct"), r.ConnsAchieved, r.ConnsRequested)
@@ -58,6 +59,12 @@ func PlotRun(w io.Writer, r Result) error {
 	if err := addLine(op, pts.open, colorOpen, ""); err != nil {
 		return err
 	}
+	tp.Y.Max *= legendRoom
+	if r.Probes == 0 {
+		// No --probe: no empty panel.
+		op.X.Label.Text = "seconds since start"
+		return stackPlots(w, runPlotHeight*2/3, shareTimeAxis(r, pts, tp, op)...)
+	}
 
 	pp := newPlot("", "seconds since start", "slowest probe (ms)")
 	if err := addLine(pp, pts.probe, colorProbe, "probe max"); err != nil {
@@ -73,19 +80,22 @@ func PlotRun(w io.Writer, r Result) error {
 		pp.Legend.Add("probe failed", sc)
 	}
 	pp.Y.Max = max(pp.Y.Max, pts.probeTop) * legendRoom
-	tp.Y.Max *= legendRoom
+	return stackPlots(w, runPlotHeight, shareTimeAxis(r, pts, tp, op, pp)...)
+}
 
-	// The panels share one time axis so that a dip in throughput lines up
-	// with the probe that suffered from it.
+// shareTimeAxis gives the panels of r one time axis, so that a dip in
+// throughput lines up with the probe that suffered from it, and returns
+// them.
+func shareTimeAxis(r Result, pts runSeries, panels ...*plot.Plot) []*plot.Plot {
 	xmin, xmax := 0.0, max(r.DurationSeconds, 1)
 	if n := len(pts.up); n > 0 {
 		xmax = max(xmax, pts.up[n-1].X)
 	}
-	for _, p := range []*plot.Plot{tp, op, pp} {
+	for _, p := range panels {
 		p.X.Min, p.X.Max = xmin, xmax
 		p.Y.Min = 0
 	}
-	return stackPlots(w, runPlotHeight, tp, op, pp)
+	return panels
 }
 
 // runSeries are the points of a run's panels.
@@ -133,15 +143,16 @@ func runPoints(r Result) runSeries {
 }
 
 // PlotSweep writes to w a PNG of a sweep: the probe's p50, p99 and max
-// latency against the connections each level achieved, and below it the
-// share of failed probes.
+// latency against the connections each level achieved (a logarithmic axis,
+// so that 10, 100 and 1,000 connections are evenly spaced), and below it
+// the share of failed probes.
 func PlotSweep(w io.Writer, levels []Result) error {
 	sorted := slices.Clone(levels)
 	slices.SortStableFunc(sorted, func(a, b Result) int { return cmp.Compare(a.ConnsAchieved, b.ConnsAchieved) })
 	p50, p99, pmax := make(plotter.XYs, len(sorted)), make(plotter.XYs, len(sorted)), make(plotter.XYs, len(sorted))
 	fail := make(plotter.XYs, len(sorted))
 	for i, r := range sorted {
-		x := float64(r.ConnsAchieved)
+		x := float64(max(r.ConnsAchieved, 1)) // the axis is logarithmic
 		p50[i] = plotter.XY{X: x, Y: r.ProbeLatencyMS.P50}
 		p99[i] = plotter.XY{X: x, Y: r.ProbeLatencyMS.P99}
 		pmax[i] = plotter.XY{X: x, Y: r.ProbeLatencyMS.Max}
@@ -172,16 +183,21 @@ func PlotSweep(w io.Writer, levels []Result) error {
 		lp.Legend.Add(l.name, line, points)
 	}
 	lp.Add(drawn...)
-	fp := newPlot("", "connections achieved", "failed probes (%)")
+	fp := newPlot("", "connections achieved (log)", "failed probes (%)")
 	if err := addLinePoints(fp, fail, colorFailure, ""); err != nil {
 		return err
 	}
 	fp.Y.Max = max(fp.Y.Max*1.1, 1)
 	lp.Y.Max = max(lp.Y.Max, 1) * legendRoom
+	// Levels such as 10, 100, 1,000 connections, evenly spaced.
 	for _, p := range []*plot.Plot{lp, fp} {
 		p.Y.Min = 0
-		p.X.Min = 0
-		p.X.Max = max(p.X.Max, 1) * 1.05
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.X.Min, p.X.Max = 1, 10 // no level: an empty axis that a log scale takes
+		if len(sorted) > 0 {
+			p.X.Min = float64(max(sorted[0].ConnsAchieved, 1)) / 1.5
+			p.X.Max = float64(max(sorted[len(sorted)-1].ConnsAchieved, 1)) * 1.5
+		}
 	}
 	return stackPlots(w, sweepPlotHeight, lp, fp)
 }

@@ -101,6 +101,14 @@ func normalize(r Result) Result {
 	return r
 }
 
+// upBytes is what went up: delivered where known, else written.
+func (r Result) upBytes() int64 {
+	if r.DeliveredUp != nil {
+		return *r.DeliveredUp
+	}
+	return r.BytesUp
+}
+
 // mbits returns the average rate of bytes over seconds in Mbit/s.
 func mbits(bytes int64, seconds float64) float64 {
 	if seconds <= 0 {
@@ -144,8 +152,14 @@ func WriteSummary(w io.Writer, r Result) error {
 		achieved = 100 * float64(r.ConnsAchieved) / float64(r.ConnsRequested)
 	}
 	line("connections", "%d requested, %d achieved (%.1f%%)", r.ConnsRequested, r.ConnsAchieved, achieved)
-	line("throughput", "up %.2f Mbit/s, down %.2f Mbit/s (%s up, %s down)",
-		mbits(r.BytesUp, r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds), units.Bytes(uint64(max(r.BytesUp, 0))), units.Bytes(uint64(max(r.BytesDown, 0))))
+	if d := r.DeliveredUp; d != nil {
+		line("throughput", "up %.2f Mbit/s delivered (%.2f written into the sockets), down %.2f Mbit/s (%s delivered up, %s down)",
+			mbits(*d, r.DurationSeconds), mbits(r.BytesUp, r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds),
+			units.Bytes(uint64(max(*d, 0))), units.Bytes(uint64(max(r.BytesDown, 0))))
+	} else {
+		line("throughput", "up %.2f Mbit/s, down %.2f Mbit/s (%s up, %s down)",
+			mbits(r.BytesUp, r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds), units.Bytes(uint64(max(r.BytesUp, 0))), units.Bytes(uint64(max(r.BytesDown, 0))))
+	}
 	line("disruptions", "%d", r.Disruptions)
 	if kinds := sortedErrors(r.Errors); len(kinds) > 0 {
 		parts := make([]string, len(kinds))
@@ -167,8 +181,8 @@ func WriteSummary(w io.Writer, r Result) error {
 }
 
 // WriteSweepTable writes one row per level of a sweep: connections
-// requested and achieved, average throughput, the probe's latency and its
-// failure rate.
+// requested and achieved, average throughput (up: delivered where known),
+// the probe's latency and its failure rate.
 func WriteSweepTable(w io.Writer, levels []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "conns\tachieved\tup Mbit/s\tdown Mbit/s\tprobe p50 ms\tprobe p99 ms\tprobe max ms\tprobe failures\tinterrupted\t\n")
@@ -179,7 +193,7 @@ func WriteSweepTable(w io.Writer, levels []Result) error {
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f%% (%d/%d)\t%s\t\n",
 			r.ConnsRequested, r.ConnsAchieved,
-			mbits(r.BytesUp, r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds),
+			mbits(r.upBytes(), r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds),
 			r.ProbeLatencyMS.P50, r.ProbeLatencyMS.P99, r.ProbeLatencyMS.Max,
 			failureRate(r), r.ProbeFailures, r.Probes, interrupted)
 	}

@@ -104,9 +104,16 @@ type Result struct {
 	// ConnsAchieved is the most connections open at the end of any second.
 	ConnsAchieved int64 `json:"conns_achieved"`
 
-	BytesUp     int64 `json:"bytes_up"`
-	BytesDown   int64 `json:"bytes_down"`
-	Disruptions int64 `json:"disruptions"`
+	// BytesUp counts what was written into the sockets, BytesDown what
+	// was read from them.
+	BytesUp   int64 `json:"bytes_up"`
+	BytesDown int64 `json:"bytes_down"`
+	// DeliveredUp, where the path can count it (through the lab: its
+	// sink), is what the target received: what crossed the link. BytesUp
+	// is more by what the send buffers of every connection still held, a
+	// lot with a thousand connections on a slow link. Nil where unknown.
+	DeliveredUp *int64 `json:"delivered_up,omitempty"`
+	Disruptions int64  `json:"disruptions"`
 	// Errors counts failed dials and broken connections by kind: refused,
 	// timeout, reset, too_many_open_files, address_not_available, other.
 	Errors map[string]int64 `json:"errors"`
@@ -186,10 +193,34 @@ func merge(results []Result, name func(int) string) (Result, error) {
 			}
 		}
 	}
+	delivered, err := sumDelivered(results, name)
+	if err != nil {
+		return Result{}, err
+	}
+	out.DeliveredUp = delivered
 	out.Histograms = Histograms{Connect: connect.Export(), Probe: probe.Export()}
 	out.ConnectLatencyMS = Summarize(connect)
 	out.ProbeLatencyMS = Summarize(probe)
 	return out, nil
+}
+
+// sumDelivered returns the sum of the results' DeliveredUp, or nil unless
+// every result knows its own.
+func sumDelivered(results []Result, name func(int) string) (*int64, error) {
+	if len(results) == 0 {
+		return nil, nil
+	}
+	var total int64
+	for i, r := range results {
+		if r.DeliveredUp == nil {
+			return nil, nil
+		}
+		s := sums{from: name(i)}
+		if sumInto(&s, &total, *r.DeliveredUp, "delivered_up"); s.err != nil {
+			return nil, s.err
+		}
+	}
+	return &total, nil
 }
 
 // addCounters adds r's counters into out; from names r in the error of a

@@ -41,7 +41,8 @@ type Sweep struct {
 	OnStart func(i int, c ChildConfig) (onSecond func(Second))
 	// OnEnd, when set, is called once level i is over, with what it
 	// measured, or with r nil when it failed before it measured anything
-	// (the sweep then stops). An error it returns stops the sweep after
+	// (the sweep then stops). It may complete r with what the caller
+	// knows (DeliveredUp): Run returns r as OnEnd left it. An error it returns stops the sweep after
 	// this level; Run returns it, joined with the level's.
 	OnEnd func(i int, r *Result) error
 }
@@ -78,8 +79,8 @@ func (s Sweep) Run(ctx context.Context) ([]Result, error) {
 			}
 			return results, err
 		}
-		results = append(results, res)
 		err = errors.Join(err, s.end(i, &res))
+		results = append(results, res) // as OnEnd completed it
 		if err != nil || ctx.Err() != nil {
 			return results, err
 		}

@@ -34,6 +34,27 @@ func (l *sweepLog) hook(s *loadgen.Sweep, endErr func(i int) error) {
 	}
 }
 
+// What OnEnd adds to a level's result (what the target received) is in
+// the results Run returns.
+func TestSweepKeepsWhatOnEndAdds(t *testing.T) {
+	s := startSink(t, "127.0.0.1:0")
+	sw := loadgen.Sweep{Config: loadgen.ChildConfig{Target: s.Addr, Duration: 100 * time.Millisecond}, Levels: []int{1, 2}}
+	sw.OnEnd = func(i int, r *loadgen.Result) error {
+		d := int64(100 + i)
+		r.DeliveredUp = &d
+		return nil
+	}
+	results, err := sw.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range results {
+		if r.DeliveredUp == nil || *r.DeliveredUp != int64(100+i) {
+			t.Errorf("level %d: delivered %v, want %d as OnEnd set it", i, r.DeliveredUp, 100+i)
+		}
+	}
+}
+
 func TestSweepRunsEveryLevel(t *testing.T) {
 	s := startSink(t, "127.0.0.1:0")
 	sw := loadgen.Sweep{

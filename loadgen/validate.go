@@ -180,6 +180,9 @@ func (v *validator) run() {
 			r.ConnsAchieved, r.ConnsRequested)
 	}
 	v.count("bytes_up", r.BytesUp, d)
+	if r.DeliveredUp != nil {
+		v.count("delivered_up", *r.DeliveredUp, d)
+	}
 	v.count("bytes_down", r.BytesDown, d)
 	v.count("disruptions", r.Disruptions, d)
 	v.count("probes", r.Probes, d)

@@ -56,6 +56,9 @@ type loadFlags struct {
 	jsonOut   string
 	plotOut   string
 	tlsCA     cafile.File // into spec.ProbeCAPEM
+	// delivered, set by openPath where the path counts what its target
+	// received (the lab's sink), reads that count.
+	delivered func() int64
 }
 
 // loadExclusive lists flags that set the same thing, for cliflag.Parse: a
@@ -161,7 +164,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 			return cliflag.ExitCode(stderr, name, err)
 		}
 	}
-	sweep.OnStart, sweep.OnEnd = showLevels(len(sweep.LevelCounts()), metrics, terminal, stdout, stderr)
+	sweep.OnStart, sweep.OnEnd = showLevels(len(sweep.LevelCounts()), metrics, f.delivered, terminal, stdout, stderr)
 	results, err := sweep.Run(ctx)
 	if len(f.sweep) > 1 && len(results) > 0 {
 		err = errors.Join(err, loadgen.WriteSweepTable(stdout, results))
@@ -184,12 +187,17 @@ func (f *loadFlags) newSweep(dialer check.Dialer) loadgen.Sweep {
 
 // showLevels returns the OnStart and OnEnd of a sweep of n levels: a
 // progress line on stderr (and the --metrics) while a level runs, its
-// summary on stdout once it is over.
-func showLevels(n int, metrics *loadMetrics, terminal bool, stdout, stderr io.Writer) (
+// summary on stdout once it is over, with what its target received when
+// delivered (nil: unknown) counts it.
+func showLevels(n int, metrics *loadMetrics, delivered func() int64, terminal bool, stdout, stderr io.Writer) (
 	onStart func(int, loadgen.ChildConfig) func(loadgen.Second), onEnd func(int, *loadgen.Result) error,
 ) {
 	var prog *loadgen.Progress // of the level running; levels run one at a time
+	var deliveredAtStart int64
 	onStart = func(i int, c loadgen.ChildConfig) func(loadgen.Second) {
+		if delivered != nil {
+			deliveredAtStart = delivered()
+		}
 		prefix := ""
 		if n > 1 {
 			prefix = fmt.Sprintf("level %d/%d: ", i+1, n)
@@ -201,6 +209,10 @@ func showLevels(n int, metrics *loadMetrics, terminal bool, stdout, stderr io.Wr
 		prog.Done()
 		if r == nil {
 			return nil
+		}
+		if delivered != nil {
+			d := delivered() - deliveredAtStart
+			r.DeliveredUp = &d
 		}
 		return loadgen.WriteLevel(stdout, i, n, *r)
 	}

@@ -34,8 +34,10 @@ func (f *loadFlags) openPath(ctx context.Context) (dialer check.Dialer, closePat
 		s.PathName = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, link.Queue, link.Loss)
 		if s.Target == "" {
 			// The lab's sink speaks loadgen/sink's protocol: each
-			// connection's header asks for up, down or both.
+			// connection's header asks for up, down or both. It counts
+			// what crossed the link, which the sockets' writes overstate.
 			s.Target = lab.SinkAddr().String()
+			f.delivered = func() int64 { return lab.Server().SinkStats().BytesIn }
 		}
 		if s.Probe == "" {
 			s.Probe = "tls://" + net.JoinHostPort(harness.TLSHost, "443")

@@ -287,6 +287,14 @@ func TestLoadLab(t *testing.T) {
 			if down := r.BytesDown > 0; down != (tc.direction == "both") {
 				t.Errorf("%d bytes down with --direction %s", r.BytesDown, tc.direction)
 			}
+			// Up, what the lab's sink received: never more than was
+			// written, nor than the 50 Mbit/s link carries.
+			if d := r.DeliveredUp; d == nil || *d <= 0 || *d > r.BytesUp || float64(*d)*8/r.DurationSeconds > 50e6*1.05 {
+				t.Errorf("delivered up %v of %d written in %.1f s, want a count within the link's rate", d, r.BytesUp, r.DurationSeconds)
+			}
+			if !strings.Contains(stdout, " Mbit/s delivered (") {
+				t.Errorf("the summary does not say what was delivered:\n%s", stdout)
+			}
 		})
 	}
 }
