@@ -94,7 +94,14 @@ func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
 	if _, ok, err := m.TrafficCounters(); ok && err != nil {
 		// Evidence the deployment counts on is missing: say so in every
 		// answer rather than let the active check decide unnoticed.
-		rep.countersErr = errorText(err, m.cfg.HideErrors)
+		rep.warn(countersName, "evidence: "+errorText(err, m.cfg.HideErrors))
+	}
+	if s.ShortDeadlines > 0 {
+		// The probe's ?timeout= is under the check timeout: its failures
+		// are never recorded, and the state would never say unhealthy.
+		rep.warn(unrecordedName, fmt.Sprintf("%d /check/ failure(s) since the last recorded result came at a deadline of %v, "+
+			"under the %v check timeout, and were not recorded: give the monitor the probe's timeout (Config.Timeouts, serve --timeout %v)",
+			s.ShortDeadlines, s.ShortDeadline, m.cfg.Timeouts[0], s.ShortDeadline))
 	}
 	return rep
 }

@@ -405,6 +405,14 @@ func TestCheckTimeoutIsAServerSideDeadlineRecordedAsFailure(t *testing.T) {
 		if s := m.Snapshot(); s.Status != want || s.ConsecutiveFailures != failures {
 			t.Errorf("%s: state %v with %d failures, want %v with %d", tc.query, s.Status, s.ConsecutiveFailures, want, failures)
 		}
+		// The trap of a probe's ?timeout= under the check timeout: its
+		// failures are never recorded, so the status says so.
+		status := get(t, srv.URL+"/")
+		warned := strings.Contains(status.body, "; warning: 1 /check/ failure(s) since the last recorded result came at a deadline of 5s, "+
+			"under the 10s check timeout, and were not recorded: give the monitor the probe's timeout (Config.Timeouts, serve --timeout 5s)")
+		if warned == tc.recorded {
+			t.Errorf("%s: status %q, warned of unrecorded failures %v, want %v", tc.query, status.body, warned, !tc.recorded)
+		}
 	}
 }
 

@@ -251,6 +251,9 @@ type stop struct {
 	// record: the failure says something about the tunnel and is recorded.
 	// Otherwise the result is Abandoned.
 	record bool
+	// short is the callers' deadline when it ended the check before the
+	// check timeout (and so it is not recorded); 0 otherwise.
+	short time.Duration
 }
 
 // execute runs check bounded by ctx, tells the observer, and records the
@@ -284,6 +287,9 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 	if err != nil && ctxend.Ended(ctx) {
 		st := stopped()
 		r.Abandoned = !st.record
+		if st.short > 0 {
+			m.state.noteShort(st.short)
+		}
 		if st.reason != nil {
 			r.TimedOut = true
 			r.Err = fmt.Errorf("%w: %w", st.reason, err)

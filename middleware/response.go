@@ -3,9 +3,11 @@ package middleware
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,17 +57,18 @@ type checkJSON struct {
 	ConsecutiveFailures int      `json:"consecutiveFailures"`
 	// DecidedBy is "evidence" when proof of life decided the check
 	// (Config.Evidence), "active" when a check ran.
-	DecidedBy string `json:"decidedBy"`
+	DecidedBy string `json:"decidedBy,omitempty"`
 }
 
 // The keys of the checks in the JSON response: the check, and the light
-// probes' round trip and loss, and the traffic counters when they cannot
-// be read.
+// probes' round trip and loss; and as warnings the traffic counters when
+// they cannot be read, and failures not recorded for a short deadline.
 const (
-	checkName     = "tunnel:connectivity"
-	probeRTTName  = "tunnel:probe-rtt"
-	probeLossName = "tunnel:probe-loss"
-	countersName  = "tunnel:counters"
+	checkName      = "tunnel:connectivity"
+	probeRTTName   = "tunnel:probe-rtt"
+	probeLossName  = "tunnel:probe-loss"
+	countersName   = "tunnel:counters"
+	unrecordedName = "tunnel:unrecorded"
 )
 
 const hiddenError = "check failed (details hidden)"
@@ -83,9 +86,18 @@ type reply struct {
 	probe *LightProbeStats
 	// maxLoss is Evidence.MaxLoss, to rate the loss.
 	maxLoss float64
-	// countersErr is why the evidence's counters cannot be read; "" when
-	// they can or there are none.
-	countersErr string
+	// warnings are what makes the answer less than it seems, by their
+	// key in the JSON checks: the evidence's counters that cannot be read,
+	// failures that went unrecorded.
+	warnings map[string]string
+}
+
+// warn adds a warning under key.
+func (rep *reply) warn(key, text string) {
+	if rep.warnings == nil {
+		rep.warnings = map[string]string{}
+	}
+	rep.warnings[key] = text
 }
 
 // write sends rep in the format the request asks for.
@@ -97,8 +109,8 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(rep.code)
 		text := rep.text
-		if rep.countersErr != "" {
-			text += "; warning: evidence: " + rep.countersErr
+		for _, key := range slices.Sorted(maps.Keys(rep.warnings)) {
+			text += "; warning: " + rep.warnings[key]
 		}
 		fmt.Fprintln(w, text)
 		return
@@ -144,11 +156,11 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 	if p := rep.probe; p != nil {
 		rep.writeProbe(&body, *p)
 	}
-	if rep.countersErr != "" {
+	for key, text := range rep.warnings {
 		if body.Checks == nil {
 			body.Checks = map[string][]checkJSON{}
 		}
-		body.Checks[countersName] = []checkJSON{{ComponentType: "system", Status: "warn", Output: rep.countersErr, DecidedBy: "evidence"}}
+		body.Checks[key] = []checkJSON{{ComponentType: "system", Status: "warn", Output: text}}
 	}
 	h.Set("Content-Type", "application/health+json")
 	w.WriteHeader(rep.code)

@@ -49,6 +49,15 @@ type Snapshot struct {
 	// Period past DueBy: whatever Status says, nothing has checked the
 	// tunnel lately, so the status endpoint answers 503.
 	Stale bool
+
+	// ShortDeadlines counts the /check/ executions since the last
+	// recorded result that failed at their callers' deadline, shorter
+	// than the check timeout (Timeouts[0]), and so were not recorded;
+	// ShortDeadline is the latest such deadline. Behind a probe whose
+	// ?timeout= is under the check timeout, every failure is one: the
+	// state would never turn unhealthy, and the status says so.
+	ShortDeadlines int
+	ShortDeadline  time.Duration
 }
 
 // stateStore holds the one state that loop and probe results feed, and wakes
@@ -78,12 +87,22 @@ func (s *stateStore) current() (Snapshot, <-chan struct{}) {
 	return s.snap, s.changed
 }
 
+// noteShort counts a check not recorded because its callers' deadline,
+// given, was shorter than the check timeout.
+func (s *stateStore) noteShort(given time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snap.ShortDeadlines++
+	s.snap.ShortDeadline = given
+}
+
 // record applies r and returns the state after it.
 func (s *stateStore) record(r Result) Snapshot {
 	s.mu.Lock()
 	before := s.snap
 	after := before
 	after.Last = &r
+	after.ShortDeadlines, after.ShortDeadline = 0, 0
 	if r.Passed() {
 		after.ConsecutiveFailures = 0
 		after.Status = StatusHealthy
