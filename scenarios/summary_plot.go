@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 
 	"gonum.org/v1/plot"
@@ -13,10 +14,12 @@ import (
 )
 
 // PlotSummary writes to w a PNG that tells the run at a glance: each
-// configuration a point, across how long it took to act on the outage (its
-// slowest detection; past the outage's end, shaded, it missed one) and up
-// how often it restarted or healed the working tunnel. The best place is the
-// bottom left. Failed configurations, which measured nothing, are left out.
+// configuration a point of its own colour and shape, across how long it took
+// to act on the outage (its slowest detection, on a log axis; past the
+// outage's end, shaded, it missed one) and up how often it restarted or
+// healed the working tunnel. The best place is the bottom left. The legend,
+// right of the data, names each with its figures. Failed configurations,
+// which measured nothing, are left out.
 func (r *Report) PlotSummary(w io.Writer) error {
 	outage := 0.0 // the longest outage that is no blip
 	for _, o := range r.Spec.Link.Outages {
@@ -24,101 +27,93 @@ func (r *Report) PlotSummary(w io.Writer) error {
 			outage = max(outage, o.Duration.Seconds())
 		}
 	}
-	missedAt := 1.15 * max(outage, 1)
-	var pts plotter.XYs
-	var names []string
-	top := 1.0
-	for _, name := range r.Order {
-		c := r.Configs[name]
-		if c.Failed != "" {
-			continue
-		}
-		x := missedAt
-		if c.DetectionSeconds != nil {
-			x = *c.DetectionSeconds
-		}
-		if outage == 0 {
-			x = 0
-		}
-		y := float64(c.FalseRestarts + c.FalseHeals)
-		top = max(top, y)
-		pts = append(pts, plotter.XY{X: x, Y: y})
-		names = append(names, summaryLabel(name, c))
-	}
+	missedAt := 1.5 * max(outage, 2)
 	p := plot.New()
 	p.Title.Text = "Each configuration: bottom left is best"
-	p.X.Label.Text = "seconds to act on the outage (slowest); in the red band it missed one"
+	p.X.Label.Text = "seconds to act on the outage (slowest, log); in the red band it missed one"
 	p.Y.Label.Text = "restarts and heals of the working tunnel"
-	p.X.Min, p.X.Max = 0, 1.3*max(outage, 1)
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.X.Min = 1
+	// The data on the left; the right margin holds the legend.
+	p.X.Max = missedAt * 8
+	top := 1.0
+	for _, name := range r.Order {
+		if c := r.Configs[name]; c.Failed == "" {
+			top = max(top, float64(c.FalseRestarts+c.FalseHeals))
+		}
+	}
 	p.Y.Min, p.Y.Max = -0.5, top+1
 	if outage > 0 {
 		missed, err := plotter.NewPolygon(plotter.XYs{
-			{X: outage, Y: p.Y.Min}, {X: p.X.Max, Y: p.Y.Min}, {X: p.X.Max, Y: p.Y.Max}, {X: outage, Y: p.Y.Max},
+			{X: outage, Y: p.Y.Min}, {X: missedAt * 1.3, Y: p.Y.Min}, {X: missedAt * 1.3, Y: p.Y.Max}, {X: outage, Y: p.Y.Max},
 		})
 		if err != nil {
 			return err
 		}
 		missed.Color, missed.LineStyle.Width = colorOutage, 0
 		p.Add(missed)
+		p.Legend.Add("missed an outage", missed)
 	}
-	if len(pts) > 0 {
-		sc, err := plotter.NewScatter(pts)
+	var placed plotter.XYs
+	for i, name := range r.Order {
+		c := r.Configs[name]
+		if c.Failed != "" {
+			continue
+		}
+		at := plotter.XY{X: missedAt, Y: float64(c.FalseRestarts + c.FalseHeals)}
+		if c.DetectionSeconds != nil {
+			at.X = max(*c.DetectionSeconds, p.X.Min)
+		}
+		// Points at one place are set a little apart, so none hides another.
+		for _, q := range placed {
+			if abs(q.X-at.X) < 0.05*at.X && abs(q.Y-at.Y) < 0.1 {
+				at.Y += 0.12
+			}
+		}
+		placed = append(placed, at)
+		sc, err := plotter.NewScatter(plotter.XYs{at})
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = colorRestart, draw.CircleGlyph{}, vg.Points(5)
+		sc.GlyphStyle = draw.GlyphStyle{Color: summaryColors[i%len(summaryColors)], Shape: summaryShapes[i%len(summaryShapes)], Radius: vg.Points(5)}
 		p.Add(sc)
-		// A character of the labels' font is about 1/110 of the x range.
-		at := spreadLabels(pts, names, p.Y.Max-p.Y.Min, (p.X.Max-p.X.Min)/110)
-		labels, err := plotter.NewLabels(plotter.XYLabels{XYs: at, Labels: names})
-		if err != nil {
-			return err
-		}
-		labels.Offset = vg.Point{X: vg.Points(8), Y: vg.Points(-4)}
-		p.Add(labels)
+		p.Legend.Add(summaryLabel(name, c), sc)
 	}
+	p.Legend.Top = true
 	return output.StackPNG(w, 9*vg.Inch, 5*vg.Inch, draw.Tiles{}, false, p)
 }
 
-// summaryLabel names a configuration with its figures: "evidence (4.0 s,
-// 6 blip actions)".
+// The colours and shapes that tell the configurations apart.
+var (
+	summaryColors = []color.Color{
+		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+		color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}, color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	}
+	summaryShapes = []draw.GlyphDrawer{
+		draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{},
+		draw.RingGlyph{}, draw.BoxGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
+	}
+)
+
+// summaryLabel names a configuration with its figures: "evidence: 4.0 s,
+// 0 false, 6 in blips".
 func summaryLabel(name string, c ConfigReport) string {
-	s := name + " ("
+	s := name + ": "
 	switch {
 	case c.DetectionSeconds != nil:
 		s += fmt.Sprintf("%.1f s", *c.DetectionSeconds)
 	case c.tooShort():
-		s += "outage too short for its schedule"
+		s += "outage too short for it"
 	default:
 		s += "missed"
 	}
+	s += fmt.Sprintf(", %d false", c.FalseRestarts+c.FalseHeals)
 	if c.BlipActions > 0 {
-		s += fmt.Sprintf(", %d blip action(s)", c.BlipActions)
+		s += fmt.Sprintf(", %d in blips", c.BlipActions)
 	}
-	return s + ")"
-}
-
-// spreadLabels returns where to write the labels of pts so that they do
-// not overlap: a label that would run into an earlier one (on its line,
-// within the earlier label's width, about width x units per character) goes
-// a line higher.
-func spreadLabels(pts plotter.XYs, labels []string, height, width float64) plotter.XYs {
-	out := make(plotter.XYs, len(pts))
-	line := height / 14
-	for i, pt := range pts {
-		out[i] = pt
-		for moved := true; moved; {
-			moved = false
-			for j := range i {
-				overlapX := pt.X < pts[j].X+width*float64(len(labels[j])) && pts[j].X < pt.X+width*float64(len(labels[i]))
-				if overlapX && abs(out[j].Y-out[i].Y) < line {
-					out[i].Y += line
-					moved = true
-				}
-			}
-		}
-	}
-	return out
+	return s
 }
 
 func abs(x float64) float64 { return max(x, -x) }
