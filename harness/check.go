@@ -27,7 +27,7 @@ func (c *Client) TLSCheck(caFile string) check.Checker {
 	}, caFile)
 }
 
-// followingCA returns check with its RootCAs replaced, at every check, by
+// followingCA returns checker with its RootCAs replaced, at every check, by
 // the CAs of the PEM file name, read as [cafile.Following] does. It is safe
 // for concurrent use.
 func followingCA(checker check.TLS, name string) check.Checker {

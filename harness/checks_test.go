@@ -11,7 +11,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
-// The light checks of package middleware through the lab's tunnel: the
+// The light checks of package middleware/check through the lab's tunnel: the
 // server peer answers ICMP echo and DNS queries.
 func TestLabLightChecks(t *testing.T) {
 	l := startLab(t, Config{Link: Settings{Rate: 20_000_000, Delay: 5 * time.Millisecond}})

@@ -120,7 +120,7 @@ var ErrClientDown = errors.New("harness: client peer is down")
 // the host an IP address or TLSHost/SinkHost; or with network ping4 or
 // ping6 it opens an ICMP echo socket to a host (address without a port):
 // each Write sends one echo request, each Read returns one reply. A Client
-// is a check.Dialer, for every check in package middleware.
+// is a check.Dialer, for every check in package middleware/check.
 func (c *Client) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	c.mu.RLock()
 	p := c.peer

@@ -159,7 +159,7 @@ func (m *Monitor) probeStop(left, deadline bool, given time.Duration) stop {
 		// A caller's short deadline must not make the tunnel unhealthy for
 		// everyone: the check had less time than the monitor gives one.
 		return stop{reason: fmt.Errorf("timed out at the caller's deadline after %v, "+
-			"less than the %v check timeout: not recorded", given, floor), short: given}
+			"less than the %v check timeout: not recorded", given, floor), short: true, given: given}
 	}
 	return stop{reason: errors.New("timed out at the caller's deadline"), record: true}
 }

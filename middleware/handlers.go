@@ -94,7 +94,11 @@ func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
 	if _, ok, err := m.TrafficCounters(); ok && err != nil {
 		// Evidence the deployment counts on is missing: say so in every
 		// answer rather than let the active check decide unnoticed.
-		rep.warn(countersName, "evidence: "+errorText(err, m.cfg.HideErrors))
+		text := "evidence: " + err.Error()
+		if m.cfg.HideErrors {
+			text = "evidence: the tunnel's traffic counters cannot be read"
+		}
+		rep.warn(countersName, text)
 	}
 	if s.ShortDeadlines > 0 {
 		// The probe's ?timeout= is under the check timeout: its failures

@@ -251,9 +251,10 @@ type stop struct {
 	// record: the failure says something about the tunnel and is recorded.
 	// Otherwise the result is Abandoned.
 	record bool
-	// short is the callers' deadline when it ended the check before the
-	// check timeout (and so it is not recorded); 0 otherwise.
-	short time.Duration
+	// short: the callers' deadline, given, ended the check before the
+	// check timeout, and so it is not recorded.
+	short bool
+	given time.Duration
 }
 
 // execute runs check bounded by ctx, tells the observer, and records the
@@ -287,8 +288,8 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 	if err != nil && ctxend.Ended(ctx) {
 		st := stopped()
 		r.Abandoned = !st.record
-		if st.short > 0 {
-			m.state.noteShort(st.short)
+		if st.short {
+			m.state.noteShort(st.given)
 		}
 		if st.reason != nil {
 			r.TimedOut = true

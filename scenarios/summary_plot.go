@@ -61,7 +61,10 @@ func (r *Report) PlotSummary(w io.Writer) error {
 			continue
 		}
 		at := plotter.XY{X: missedAt, Y: float64(c.FalseRestarts + c.FalseHeals)}
-		if c.DetectionSeconds != nil {
+		switch {
+		case outage == 0:
+			at.X = 2 * p.X.Min // nothing to detect: only the false actions count
+		case c.DetectionSeconds != nil:
 			at.X = max(*c.DetectionSeconds, p.X.Min)
 		}
 		// Points at one place are set a little apart, so none hides another.
@@ -77,7 +80,7 @@ func (r *Report) PlotSummary(w io.Writer) error {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: summaryColors[i%len(summaryColors)], Shape: summaryShapes[i%len(summaryShapes)], Radius: vg.Points(5)}
 		p.Add(sc)
-		p.Legend.Add(summaryLabel(name, c), sc)
+		p.Legend.Add(summaryLabel(name, c, outage > 0), sc)
 	}
 	p.Legend.Top = true
 	return output.StackPNG(w, 9*vg.Inch, 5*vg.Inch, draw.Tiles{}, false, p)
@@ -98,10 +101,12 @@ var (
 )
 
 // summaryLabel names a configuration with its figures: "evidence: 4.0 s,
-// 0 false, 6 in blips".
-func summaryLabel(name string, c ConfigReport) string {
+// 0 false, 6 in blips" (outages: whether the run had one to detect).
+func summaryLabel(name string, c ConfigReport, outages bool) string {
 	s := name + ": "
 	switch {
+	case !outages:
+		s += "no outage"
 	case c.DetectionSeconds != nil:
 		s += fmt.Sprintf("%.1f s", *c.DetectionSeconds)
 	case c.tooShort():

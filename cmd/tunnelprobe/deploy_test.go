@@ -185,7 +185,8 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 	if len(args) == 0 {
 		return nil, nil, fmt.Errorf("no command")
 	}
-	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	// Named as the binary names it: the variables' names come from it.
+	fs := flag.NewFlagSet("tunnelprobe "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	getenv := envMap(env)
 	var err error
@@ -336,6 +337,14 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 }
 
+// setsFlag reports whether the environment variable name sets a flag of
+// fs, by the name the command gives its variables (cliflag.EnvName).
+func setsFlag(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.VisitAll(func(f *flag.Flag) { found = found || cliflag.EnvName(fs, f.Name) == name })
+	return found
+}
+
 // checkAddressTargets fails t when serve's arguments args give a --target
 // or --light-probe by name: with the VPN client's DNS and firewall
 // settings a name may not resolve through a working tunnel, and the check
@@ -376,7 +385,7 @@ func checkContainer(t *testing.T, c corev1.Container, podIP string, indexed bool
 		t.Fatalf("args %q: %v", c.Args, err)
 	}
 	for name := range env {
-		if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
+		if strings.HasPrefix(name, cliflag.EnvPrefix) && !setsFlag(fs, name) {
 			t.Errorf("%s sets no flag of %s", name, args[0])
 		}
 	}
@@ -677,7 +686,7 @@ func TestComposeFile(t *testing.T) {
 	f := parsed.(*serveflags.Flags)
 	checkAddressTargets(t, health.Command)
 	for name := range health.Environment {
-		if flagName, ok := strings.CutPrefix(name, cliflag.EnvPrefix); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(flagName, "_", "-"))) == nil {
+		if strings.HasPrefix(name, cliflag.EnvPrefix) && !setsFlag(fs, name) {
 			t.Errorf("%s sets no flag of serve", name)
 		}
 	}

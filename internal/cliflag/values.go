@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -219,9 +220,15 @@ func Addr(p *string, def string, allowEmpty bool) flag.Value {
 		}
 		_, port, err := net.SplitHostPort(s)
 		if err != nil {
-			if i := strings.LastIndex(s, ":"); i > 0 && strings.Count(s, ":") > 1 && !strings.HasPrefix(s, "[") {
-				// An IPv6 address and a port, as $(POD_IP):9999 gives.
-				return "", fmt.Errorf("an IPv6 address takes brackets before its port: [%s]:%s (and so does an IPv4 one, [10.0.0.1]:9999, for a value that must fit both)", s[:i], s[i+1:])
+			if i := strings.LastIndex(s, ":"); i > 0 && !strings.HasPrefix(s, "[") {
+				_, portErr := strconv.ParseUint(s[i+1:], 10, 16)
+				if ip, err := netip.ParseAddr(s[:i]); err == nil && ip.Is6() && portErr == nil {
+					// An IPv6 address and a port, as $(POD_IP):9999 gives.
+					return "", fmt.Errorf("an IPv6 address takes brackets before its port: [%s]:%s (and so does an IPv4 one, [10.0.0.1]:9999, for a value that must fit both)", s[:i], s[i+1:])
+				}
+			}
+			if ip, err := netip.ParseAddr(s); err == nil && ip.Is6() {
+				return "", fmt.Errorf("an IPv6 address without a port: want [%s]:9999", s)
 			}
 			return "", errors.New("not a host:port address such as 127.0.0.1:9999, [::1]:9999 or :9999")
 		}

@@ -29,6 +29,7 @@ func TestBoundedValues(t *testing.T) {
 		{Addr(new(string), "", false).Set, "[10.0.0.5]:9999", ""},
 		{Addr(new(string), "", false).Set, "[fd00::5]:9999", ""},
 		{Addr(new(string), "", false).Set, "fd00::5:9999", "brackets before its port: [fd00::5]:9999"},
+		{Addr(new(string), "", false).Set, "::1", "without a port: want [::1]:9999"},
 		{Addr(new(string), "", false).Set, "nonsense", "not a host:port address"},
 	} {
 		err := tc.set(tc.in)

@@ -165,7 +165,8 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 	}
 	if given["timeouts"] {
 		if given["timeout"] {
-			return server.Config{}, errors.New("--timeout and --timeouts (or TUNNELPROBE_TIMEOUT and TUNNELPROBE_TIMEOUTS) exclude each other: give one")
+			return server.Config{}, fmt.Errorf("--timeout and --timeouts (or %s and %s) exclude each other: give one",
+				cliflag.EnvName(fs, "timeout"), cliflag.EnvName(fs, "timeouts"))
 		}
 		cfg.Monitor.Timeouts = f.timeouts
 	}

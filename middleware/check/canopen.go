@@ -13,7 +13,8 @@ import (
 
 // CanOpen reports why a check cannot work here, by opening the socket it
 // would use through d and sending nothing: network is "icmp" (an [ICMP]
-// echo of address), "udp" (a [DNSQuery] to address) or "tcp" (a [TCP]
+// echo of address, a host), "udp" (a [DNSQuery] to address, host:port) or
+// "tcp" (a [TCP]
 // dial, whose socket cannot be opened without sending a SYN, so only a
 // [BoundDialer]'s permission to bind is tested). A way that is only down
 // now (no route, no such interface yet, a name that does not resolve while

@@ -693,4 +693,41 @@ func TestResolutionFailureIsNamed(t *testing.T) {
 	if err := (check.TCP{Address: listenTCP(t).Addr().String(), Dialer: d}).Check(checkCtx(t)); err != nil {
 		t.Errorf("an address needs no resolution: %v", err)
 	}
+	// A resolver that never answers says nothing about the name: the
+	// tunnel that carries DNS may be down, so no hint that it is not.
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// The resolver's lookup outlives the check's context; closing its
+	// sockets ends it before the test does.
+	var mu sync.Mutex
+	var socks []net.Conn
+	done := false
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done = true // and the lookup's next try fails at once
+		for _, c := range socks {
+			c.Close()
+		}
+	}()
+	mute := &net.Dialer{Resolver: &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return nil, errors.New("the test is over")
+		}
+		c, err := (&net.Dialer{}).DialContext(ctx, "udp", silent.LocalAddr().String())
+		if err == nil {
+			socks = append(socks, c)
+		}
+		return c, err
+	}}}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := (check.TCP{Address: "healthy.test:443", Dialer: mute}).Check(ctx); err == nil || strings.Contains(err.Error(), "name resolution failed") {
+		t.Errorf("a resolver that never answered: %v, want a failure without the hint", err)
+	}
 }

@@ -52,7 +52,7 @@ type ICMP struct {
 
 var _ Checker = ICMP{}
 
-// echoSeq numbers the echo requests of every ICMP of the process.
+// echoSeq numbers the echo requests of every ICMP check of the process.
 var echoSeq atomic.Uint32
 
 // Check sends one echo request and waits for its reply until ctx ends.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/hostport"
@@ -87,15 +88,20 @@ type stepError struct {
 	// the chain lets callers test errors.Is(err, context.DeadlineExceeded)
 	// to tell a slow tunnel from a broken one.
 	ctxErr error
-	// unresolved reports that the step failed because a name did not
-	// resolve: a failure of DNS, which a working tunnel can show too.
+	// unresolved reports that the step failed because the resolver
+	// answered that the name does not exist: a failure of DNS, which a
+	// working tunnel shows too when the VPN's DNS settings fail the name.
 	unresolved bool
 }
 
 // newStepError returns the error for a failed step of a check run with ctx.
 func newStepError(ctx context.Context, kind, target, step string, err error) error {
 	e := &stepError{kind: kind, target: target, step: step, err: err}
-	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok && kind != "dns" && dnsErr.Name != "" {
+	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok && kind != "dns" && dnsErr.IsNotFound && !strings.Contains(dnsErr.Name, "/") {
+		// An answer that the name does not exist came back: the way to
+		// the resolver works. A lookup that timed out says no such thing
+		// (the tunnel that carries DNS may be down), and "tcp/https" is a
+		// port, not a name.
 		e.step, e.unresolved = "resolve "+dnsErr.Name, true
 	}
 	ctxErr := ctxend.Err(ctx)

@@ -44,7 +44,7 @@ var targetKinds = []string{"tcp", "tls", "http", "dns", "icmp", "udp-dns"}
 // A target without a scheme is checked as kind says (tcp, tls, http, dns,
 // icmp or udp-dns), as serve's --check does: host[:port] for tcp and tls
 // (port 443 when missing), a host name for dns and icmp, server[/name] for
-// udp-dns. The checks are package middleware's. Errors say what was
+// udp-dns. The checks are package middleware/check's. Errors say what was
 // expected.
 func Parse(target, kind string, opts Options) (check.Checker, error) {
 	scheme, rest, hasScheme := strings.Cut(target, "://")
