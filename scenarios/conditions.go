@@ -58,6 +58,7 @@ func MatrixConditions() []Spec {
 		if change != nil {
 			change(&s)
 		}
+		expectEvidence(&s)
 		return s
 	}
 	return []Spec{

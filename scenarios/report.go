@@ -88,6 +88,9 @@ type ConfigReport struct {
 	// and a matrix leaves it out of the rates.
 	Failed   string   `json:"failed,omitempty"`
 	Timeline Timeline `json:"timeline"`
+	// Breaches are the bounds of the configuration's expect that this
+	// run broke; any makes the run a failed one.
+	Breaches []Breach `json:"breaches,omitempty"`
 }
 
 // OutageReport is one outage's detection.
@@ -206,6 +209,26 @@ func (p ProberSpec) firstProbeDue() time.Duration {
 type ConfigFailure struct{ Config, Why string }
 
 func (f ConfigFailure) String() string { return f.Config + ": " + f.Why }
+
+// A ConfigBreach is a bound a configuration broke.
+type ConfigBreach struct {
+	Config string
+	Breach
+}
+
+func (b ConfigBreach) String() string { return b.Config + ": " + b.Breach.String() }
+
+// Breaches lists the bounds of the configurations' expect that the run
+// broke, in the spec's order.
+func (r *Report) Breaches() []ConfigBreach {
+	var out []ConfigBreach
+	for _, name := range r.Order {
+		for _, b := range r.Configs[name].Breaches {
+			out = append(out, ConfigBreach{Config: name, Breach: b})
+		}
+	}
+	return out
+}
 
 // Failures lists the configurations that were not measured, in the spec's
 // order.

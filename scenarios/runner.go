@@ -91,6 +91,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 			cr.LoadError = t.loadErr.Error()
 		}
 		cr.Failed = failure(spec, t.cfg, tl, t.load, t.loadErr, elapsed, rep.Interrupted)
+		cr.Breaches = t.cfg.Expect.breaches(cr, rep.Interrupted)
 		rep.Configs[t.cfg.Name] = cr
 		rep.Order = append(rep.Order, t.cfg.Name)
 	}

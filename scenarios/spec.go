@@ -151,6 +151,9 @@ type ConfigSpec struct {
 	Name   string     `json:"name"`
 	Health HealthSpec `json:"health"`
 	Prober ProberSpec `json:"prober"`
+	// Expect, when set, bounds what the configuration may measure: a run
+	// that breaks a bound fails (see Report.Breaches).
+	Expect *Expect `json:"expect,omitempty"`
 }
 
 // HealthSpec configures the health server (middleware.Config).

@@ -124,6 +124,10 @@ func (s Spec) validateConfigs(errs *specErrors) {
 	if len(s.Configs) == 0 {
 		errs.bad("configs", "at least one configuration is needed")
 	}
+	outages := false
+	for _, o := range s.Link.Outages {
+		outages = outages || !o.Blip
+	}
 	names := map[string]bool{}
 	for i, c := range s.Configs {
 		path := fmt.Sprintf("configs[%d]", i)
@@ -140,6 +144,7 @@ func (s Spec) validateConfigs(errs *specErrors) {
 		if err := c.Prober.validate(); err != nil {
 			errs.bad(path+".prober", "%v", err)
 		}
+		c.Expect.validate(path+".expect", outages, errs)
 	}
 }
 

@@ -92,6 +92,31 @@ func (r *Report) Warnings() []string {
 		"(fewer configurations side by side, --spec, or a larger machine)", strings.Join(low, ", "), 100*aim)}
 }
 
+// expectations says whether the configurations kept the bounds of their
+// expect: "" when none has any.
+func (r *Report) expectations() string {
+	bounded := 0
+	for _, c := range r.Spec.Configs {
+		if c.Expect != nil {
+			bounded++
+		}
+	}
+	switch breaches := r.Breaches(); {
+	case bounded == 0:
+		return ""
+	case r.Interrupted:
+		return "expectations: not judged, the run was interrupted"
+	case len(breaches) == 0:
+		return fmt.Sprintf("expectations: the %d configuration(s) with bounds kept them all", bounded)
+	default:
+		parts := make([]string, len(breaches))
+		for i, b := range breaches {
+			parts[i] = b.String()
+		}
+		return "EXPECTATIONS BROKEN: " + strings.Join(parts, "; ")
+	}
+}
+
 // writeLegend writes the legend, the verdict and the warnings under the
 // table.
 func (r *Report) writeLegend(w io.Writer) {
@@ -103,5 +128,8 @@ func (r *Report) writeLegend(w io.Writer) {
 	fmt.Fprintln(w, r.Verdict())
 	for _, warn := range r.Warnings() {
 		fmt.Fprintln(w, warn)
+	}
+	if line := r.expectations(); line != "" {
+		fmt.Fprintln(w, line)
 	}
 }

@@ -141,6 +141,10 @@ func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath, reproduce s
 		fmt.Fprintf(stderr, "%s: configuration %s failed, not measured: %s\n", name, f.Config, f.Why)
 		code = 1
 	}
+	for _, b := range rep.Breaches() {
+		fmt.Fprintf(stderr, "%s: configuration %s broke its expectation: %s\n", name, b.Config, b.Breach)
+		code = 1
+	}
 	return code
 }
 
@@ -155,13 +159,19 @@ func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Optio
 	if rep.Interrupted {
 		fmt.Fprintf(stderr, "%s: interrupted after %d run(s); writing what was measured\n", name, len(rep.Runs))
 	}
+	broken := false
 	for i, r := range rep.Runs {
 		for _, f := range r.Report.Failures() {
 			fmt.Fprintf(stderr, "%s: run %d (%s, seed %d): configuration %s failed, left out of its rates: %s\n",
 				name, i+1, r.Condition, r.Seed, f.Config, f.Why)
 		}
+		for _, b := range r.Report.Breaches() {
+			fmt.Fprintf(stderr, "%s: run %d (%s, seed %d): configuration %s broke its expectation: %s\n",
+				name, i+1, r.Condition, r.Seed, b.Config, b.Breach)
+			broken = true
+		}
 	}
-	if code := writeResults(rep, out, "matrix.md", jsonPath, stdout, stderr); code != 0 || err != nil {
+	if code := writeResults(rep, out, "matrix.md", jsonPath, stdout, stderr); code != 0 || err != nil || broken {
 		return 1
 	}
 	return 0

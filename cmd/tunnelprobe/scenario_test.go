@@ -25,12 +25,23 @@ func TestScenarioBadUsage(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("name: x\nduration: 1m\nsurprise: true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	badExpect := filepath.Join(dir, "expect.yaml")
+	if err := os.WriteFile(badExpect, []byte(`
+name: x
+duration: 1m
+link: {rate: 20mbit, queue: 256p, outages: [{start: 20s, duration: 10s}]}
+configs:
+  - {name: k8s, health: {mode: probe}, prober: {kind: kubelet, endpoint: /check/}, expect: {false_heals: -2}}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args    []string
 		mention string
 	}{
 		{[]string{"--spec", filepath.Join(dir, "missing.yaml")}, "--spec"},
 		{[]string{"--spec", bad}, "surprise"},
+		{[]string{"--spec", badExpect}, "configs[0].expect.false_heals: -2 is negative"},
 		{[]string{"--spec", bad, "--quick"}, "--quick"},
 		{[]string{"--spec", bad, "--suite", "brownout"}, "--suite"},
 		{[]string{"--suite", "nope"}, `invalid value "nope" for flag --suite`},
@@ -504,5 +515,55 @@ func TestScenarioKeepsAnEarlierRunsResults(t *testing.T) {
 	}
 	if seeds != 3 {
 		t.Errorf("%d runs, want 3", seeds)
+	}
+}
+
+// A configuration that breaks a bound of its expect fails the run: exit 1,
+// naming the configuration, the run, the bound and what was measured, in
+// a single run and over --repeat; the report keeps the breach.
+func TestScenarioFailsABrokenExpectation(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "expect.yaml")
+	// A 3 s outage that no kubelet probing each second detects within
+	// 1 ms (detected late or missed, either breaks the bound); no restart
+	// while the link works.
+	if err := os.WriteFile(spec, []byte(`
+name: expect
+seed: 1
+duration: 6s
+link: {rate: 20mbit, delay: 2ms, queue: 256p, outages: [{start: 3s, duration: 3s}]}
+load: {conns: 2}
+configs:
+  - name: k8s
+    health: {mode: probe, timeouts: [500ms]}
+    prober: {kind: kubelet, endpoint: "/check/?timeout=500ms", period: 1s, timeout: 1s}
+    expect: {false_restarts: 0, detection: 1ms}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {"--repeat", "2"}} {
+		out := filepath.Join(dir, fmt.Sprintf("results-%d", len(extra)))
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"--spec", spec, "--out", out}, extra...)
+		if code := scenarioCommand(t.Context(), args, noEnv, &stdout, &stderr); code != 1 {
+			t.Errorf("%v: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", extra, code, stdout.String(), stderr.String())
+		}
+		want := "configuration k8s broke its expectation: detection "
+		if extra != nil {
+			want = "run 2 (expect, seed 2): " + want
+		}
+		if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "want every outage within 1ms") ||
+			strings.Contains(stderr.String(), "false_restarts") {
+			t.Errorf("%v: stderr does not say %q ... (and only that):\n%s", extra, want, stderr.String())
+		}
+		if extra == nil {
+			if !strings.Contains(stdout.String(), "EXPECTATIONS BROKEN: k8s: detection") {
+				t.Errorf("the table does not say the expectation broke:\n%s", stdout.String())
+			}
+			raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+			if err != nil || !strings.Contains(string(raw), `"bound": "detection"`) {
+				t.Errorf("report.json has no breach: %v", err)
+			}
+		}
 	}
 }

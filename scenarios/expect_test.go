@@ -1,0 +1,97 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Each bound holds at its limit and breaks one past it; a failed
+// configuration or an interrupted run is not judged.
+func TestExpectBreaches(t *testing.T) {
+	one, zero, half := 1, 0, 0.5
+	secs := func(v float64) *float64 { return &v }
+	e := &Expect{FalseRestarts: &zero, FalseHeals: &one, BlipActions: &zero, Detection: &Duration{10 * time.Second}, ProbesPassed: &half}
+	kept := ConfigReport{FalseHeals: 1, OutageDetected: true, DetectionSeconds: secs(10), Probes: 10, ProbeSuccessRatio: 0.5}
+	if b := e.breaches(kept, false); len(b) != 0 {
+		t.Errorf("at every limit: %v, want none", b)
+	}
+	for _, tc := range []struct {
+		change func(*ConfigReport)
+		want   string
+	}{
+		{func(c *ConfigReport) { c.FalseRestarts = 1 }, "false_restarts 1, want at most 0"},
+		{func(c *ConfigReport) { c.FalseHeals = 2 }, "false_heals 2, want at most 1"},
+		{func(c *ConfigReport) { c.BlipActions = 3 }, "blip_actions 3, want at most 0"},
+		{func(c *ConfigReport) { c.DetectionSeconds = secs(10.5) }, "detection 10.5s, want every outage within 10s"},
+		{func(c *ConfigReport) { c.OutageDetected, c.DetectionSeconds = false, nil }, "detection an outage missed, want every outage within 10s"},
+		{func(c *ConfigReport) { c.ProbeSuccessRatio = 0.4 }, "probes_passed 40.0%, want at least 50%"},
+	} {
+		c := kept
+		tc.change(&c)
+		b := e.breaches(c, false)
+		if len(b) != 1 || b[0].String() != tc.want {
+			t.Errorf("breaches %v, want [%s]", b, tc.want)
+		}
+		if b := e.breaches(c, true); len(b) != 0 {
+			t.Errorf("an interrupted run was judged: %v", b)
+		}
+	}
+	failed := kept
+	failed.Failed, failed.FalseRestarts = "no probe ran", 5
+	if b := e.breaches(failed, false); len(b) != 0 {
+		t.Errorf("a failed configuration was judged: %v", b)
+	}
+	var none *Expect
+	if b := none.breaches(ConfigReport{FalseRestarts: 9}, false); b != nil {
+		t.Errorf("no expect: %v", b)
+	}
+}
+
+// A malformed expect is an error naming its field; an unknown bound too.
+func TestExpectValidation(t *testing.T) {
+	base := `
+name: x
+duration: 1m
+link: {rate: 20mbit, queue: 256p, outages: [{start: 20s, duration: 10s, blip: %s}]}
+configs:
+  - name: k8s
+    health: {mode: probe}
+    prober: {kind: kubelet, endpoint: "/check/"}
+    expect: %s
+`
+	for _, tc := range []struct{ blip, expect, want string }{
+		{"false", "{false_restarts: 0, detection: 10s, probes_passed: 0.9}", ""},
+		{"false", "{false_restarts: -1}", "configs[0].expect.false_restarts: -1 is negative"},
+		{"false", "{detection: 0s}", "configs[0].expect.detection: 0s is not positive"},
+		{"true", "{detection: 10s}", "configs[0].expect.detection: the spec has no outage"},
+		{"false", "{probes_passed: 1.5}", "configs[0].expect.probes_passed: 1.5 is outside 0..1"},
+		{"false", "{restarts: 0}", `"restarts"`},
+	} {
+		_, err := Parse([]byte(strings.Replace(strings.Replace(base, "%s", tc.blip, 1), "%s", tc.expect, 1)))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("expect %s: %v, want %q", tc.expect, err, tc.want)
+		}
+	}
+}
+
+// The built-in quick suite and the matrix bound evidence as the README
+// claims; the default suite (2,000 connections) does not.
+func TestSuitesExpectWhatTheREADMEClaims(t *testing.T) {
+	specs := append([]Spec{QuickSuite()}, MatrixConditions()...)
+	for _, s := range specs {
+		for _, c := range s.Configs {
+			if (c.Expect != nil) != (c.Name == "evidence") {
+				t.Errorf("%s/%s: expect %+v", s.Name, c.Name, c.Expect)
+			}
+		}
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+	}
+	for _, c := range DefaultSuite().Configs {
+		if c.Expect != nil {
+			t.Errorf("default/%s has bounds", c.Name)
+		}
+	}
+}
