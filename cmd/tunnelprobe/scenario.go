@@ -43,11 +43,8 @@ const scenarioName = "tunnelprobe scenario"
 func scenarioCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = scenarioName
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	out := fs.String("out", "scenario-results", "`directory` for report.md, report.json and timeline.png (with --matrix or --repeat: matrix.md,\n"+
-		"matrix.json, matrix.png and a folder per run); one holding an earlier run's results is kept, and\n"+
-		"this run writes into the next free DIRECTORY-2, DIRECTORY-3...")
-	var jsonPath string
-	fs.Var(cliflag.OutputFile(&jsonPath), "json", "also write report.json (or matrix.json) to this `file`")
+	var outs scenarioOutputs
+	outs.register(fs)
 	specPath := fs.String("spec", "", "run the scenario in this YAML or JSON `file` instead of a built-in suite")
 	suite := fs.String("suite", "default", "the built-in `suite`: default, quick (under two minutes, as CI runs it), brownout or deep-queue")
 	quick := fs.Bool("quick", false, "the same as --suite quick")
@@ -79,25 +76,20 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %d for flag --repeat: %w", repeat, err))
 		}
 	}
-	if *out, err = chooseOut(*out, stdout); err != nil {
+	if outs.dir, err = chooseOut(outs.dir, stdout); err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
 	if single {
 		if *seed != 0 {
 			spec.Seed = *seed
 		}
-		source := "--suite " + spec.Name
-		if *specPath != "" {
-			source = "--spec " + *specPath
-		}
-		reproduce := fmt.Sprintf("tunnelprobe scenario %s --seed %d", source, spec.Seed)
-		return runOne(ctx, spec, *out, jsonPath, reproduce, stdout, stderr)
+		return runOne(ctx, spec, outs, reproduceCommand(spec, *specPath), stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
 		len(conditions)*repeat, len(conditions), repeat, took)
 	return runMany(ctx, conditions, matrix.Options{
 		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout,
-	}, *out, jsonPath, stdout, stderr)
+	}, outs, stdout, stderr)
 }
 
 // chooseOut returns the folder the results go into: out, or, when out holds
@@ -115,9 +107,52 @@ func chooseOut(out string, stdout io.Writer) (string, error) {
 	return out, nil
 }
 
-// runOne runs spec once and writes its report into out (and jsonPath),
-// and says how to run it again (reproduce).
-func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath, reproduce string, stdout, stderr io.Writer) int {
+// scenarioOutputs are where a run's results go besides the terminal.
+type scenarioOutputs struct{ dir, json, junit, summary string }
+
+func (o *scenarioOutputs) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.dir, "out", "scenario-results", "`directory` for report.md, report.json, summary.png and timeline.png (with --matrix or --repeat:\n"+
+		"matrix.md, matrix.json, matrix.png and a folder per run); one holding an earlier run's results is kept,\n"+
+		"and this run writes into the next free DIRECTORY-2, DIRECTORY-3...")
+	fs.Var(cliflag.OutputFile(&o.json), "json", "also write report.json (or matrix.json) to this `file`")
+	fs.Var(cliflag.OutputFile(&o.junit), "junit", "also write JUnit XML to this `file`, for CI: a test case per configuration and run,\n"+
+		"failing for each bound of its expect that it broke")
+	fs.Var(cliflag.OutputFile(&o.summary), "summary", "also write a Markdown summary to this `file`, fit for a CI job summary ($GITHUB_STEP_SUMMARY)")
+}
+
+// writeCI writes runs to --junit and --summary, if set, and returns the
+// exit code: 1 if one cannot be written.
+func (o scenarioOutputs) writeCI(runs []scenarios.CIRun, stderr io.Writer) int {
+	code := 0
+	for _, f := range []struct {
+		path  string
+		write func(io.Writer, []scenarios.CIRun) error
+	}{{o.junit, scenarios.WriteJUnit}, {o.summary, scenarios.WriteCISummary}} {
+		if f.path == "" {
+			continue
+		}
+		if err := output.File(f.path, func(w io.Writer) error { return f.write(w, runs) }); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", scenarioName, err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// reproduceCommand is the command that runs spec again, read from specPath
+// or a built-in suite.
+func reproduceCommand(spec scenarios.Spec, specPath string) string {
+	source := "--suite " + spec.Name
+	if specPath != "" {
+		source = "--spec " + specPath
+	}
+	return fmt.Sprintf("tunnelprobe scenario %s --seed %d", source, spec.Seed)
+}
+
+// runOne runs spec once and writes its report where outs say, and says how
+// to run it again (reproduce).
+func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, reproduce string, stdout, stderr io.Writer) int {
+	out := outs.dir
 	const name = scenarioName
 	fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
 		spec.Name, len(spec.Configs), spec.Duration, spec.Seed, spec.Seed)
@@ -129,7 +164,8 @@ func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath, reproduce s
 	if rep.Interrupted {
 		fmt.Fprintf(stderr, "%s: interrupted after %.0fs; writing what was measured\n", name, rep.DurationSeconds)
 	}
-	code := writeResults(rep, out, "report.md", jsonPath, stdout, stderr)
+	code := max(writeResults(rep, out, "report.md", outs.json, stdout, stderr),
+		outs.writeCI([]scenarios.CIRun{{Name: fmt.Sprintf("%s (seed %d)", spec.Name, spec.Seed), Report: rep}}, stderr))
 	if code == 0 {
 		fmt.Fprintf(stdout, "picture: %s (each configuration at a glance), %s (over time)\n",
 			filepath.Join(out, "summary.png"), filepath.Join(out, "timeline.png"))
@@ -148,9 +184,9 @@ func runOne(ctx context.Context, spec scenarios.Spec, out, jsonPath, reproduce s
 	return code
 }
 
-// runMany runs the conditions as opts says and writes the matrix into out
-// (and jsonPath).
-func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Options, out, jsonPath string, stdout, stderr io.Writer) int {
+// runMany runs the conditions as opts says and writes the matrix where
+// outs say.
+func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Options, outs scenarioOutputs, stdout, stderr io.Writer) int {
 	const name = scenarioName
 	rep, err := runMatrix(ctx, conditions, opts)
 	if err != nil {
@@ -160,7 +196,9 @@ func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Optio
 		fmt.Fprintf(stderr, "%s: interrupted after %d run(s); writing what was measured\n", name, len(rep.Runs))
 	}
 	broken := false
+	var runs []scenarios.CIRun
 	for i, r := range rep.Runs {
+		runs = append(runs, scenarios.CIRun{Name: fmt.Sprintf("run %d: %s (seed %d)", i+1, r.Condition, r.Seed), Report: r.Report})
 		for _, f := range r.Report.Failures() {
 			fmt.Fprintf(stderr, "%s: run %d (%s, seed %d): configuration %s failed, left out of its rates: %s\n",
 				name, i+1, r.Condition, r.Seed, f.Config, f.Why)
@@ -171,7 +209,8 @@ func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Optio
 			broken = true
 		}
 	}
-	if code := writeResults(rep, out, "matrix.md", jsonPath, stdout, stderr); code != 0 || err != nil || broken {
+	code := max(writeResults(rep, outs.dir, "matrix.md", outs.json, stdout, stderr), outs.writeCI(runs, stderr))
+	if code != 0 || err != nil || broken {
 		return 1
 	}
 	return 0

@@ -543,8 +543,9 @@ configs:
 	}
 	for _, extra := range [][]string{nil, {"--repeat", "2"}} {
 		out := filepath.Join(dir, fmt.Sprintf("results-%d", len(extra)))
+		junit, summary := filepath.Join(dir, fmt.Sprintf("junit-%d.xml", len(extra))), filepath.Join(dir, fmt.Sprintf("summary-%d.md", len(extra)))
 		var stdout, stderr bytes.Buffer
-		args := append([]string{"--spec", spec, "--out", out}, extra...)
+		args := append([]string{"--spec", spec, "--out", out, "--junit", junit, "--summary", summary}, extra...)
 		if code := scenarioCommand(t.Context(), args, noEnv, &stdout, &stderr); code != 1 {
 			t.Errorf("%v: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", extra, code, stdout.String(), stderr.String())
 		}
@@ -555,6 +556,19 @@ configs:
 		if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "want every outage within 1ms") ||
 			strings.Contains(stderr.String(), "false_restarts") {
 			t.Errorf("%v: stderr does not say %q ... (and only that):\n%s", extra, want, stderr.String())
+		}
+		// For CI: a failing test case per run, and a job summary.
+		runs := 1
+		if extra != nil {
+			runs = 2
+		}
+		xmlDoc, err := os.ReadFile(junit)
+		if err != nil || strings.Count(string(xmlDoc), `<testcase name="k8s"`) != runs ||
+			strings.Count(string(xmlDoc), `<failure message="detection `) != runs {
+			t.Errorf("%v: --junit %v:\n%s", extra, err, xmlDoc)
+		}
+		if md, err := os.ReadFile(summary); err != nil || !strings.Contains(string(md), "bound(s) broken") {
+			t.Errorf("%v: --summary %v:\n%s", extra, err, md)
 		}
 		if extra == nil {
 			if !strings.Contains(stdout.String(), "EXPECTATIONS BROKEN: k8s: detection") {

@@ -1,0 +1,126 @@
+package scenarios
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// A CIRun is one run to report to a CI system: its name there (the suite
+// or condition, and the seed) and its report.
+type CIRun struct {
+	Name   string
+	Report *Report
+}
+
+// The JUnit XML elements, as CI systems read them: testsuites, a testsuite
+// per run, a testcase per configuration.
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Errors   int          `xml:"errors,attr"`
+		Skipped  int          `xml:"skipped,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name      string      `xml:"name,attr"`
+		Tests     int         `xml:"tests,attr"`
+		Failures  int         `xml:"failures,attr"`
+		Errors    int         `xml:"errors,attr"`
+		Skipped   int         `xml:"skipped,attr"`
+		Time      float64     `xml:"time,attr"`
+		Timestamp string      `xml:"timestamp,attr,omitempty"`
+		Cases     []junitCase `xml:"testcase"`
+	}
+	junitCase struct {
+		Name      string         `xml:"name,attr"`
+		Classname string         `xml:"classname,attr"`
+		Time      float64        `xml:"time,attr"`
+		Failures  []junitProblem `xml:"failure"`
+		Error     *junitProblem  `xml:"error"`
+		Skipped   *junitProblem  `xml:"skipped"`
+		SystemOut string         `xml:"system-out,omitempty"`
+	}
+	junitProblem struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr,omitempty"`
+		Text    string `xml:",chardata"`
+	}
+)
+
+// WriteJUnit writes runs as a JUnit XML document: a test suite per run, a
+// test case per configuration with its figures, failing once for each
+// bound of its expect that it broke, in error when it failed (was not
+// measured), skipped when the run was interrupted.
+func WriteJUnit(w io.Writer, runs []CIRun) error {
+	doc := junitSuites{Name: "tunnelprobe scenario"}
+	for _, run := range runs {
+		s := run.Report.junitSuite(run.Name)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
+		doc.Suites = append(doc.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// junitSuite is r as a test suite named name.
+func (r *Report) junitSuite(name string) junitSuite {
+	s := junitSuite{Name: name, Time: r.DurationSeconds}
+	if !r.Started.IsZero() {
+		s.Timestamp = r.Started.UTC().Format("2006-01-02T15:04:05")
+	}
+	for _, cfg := range r.Order {
+		c := r.Configs[cfg]
+		tc := junitCase{Name: cfg, Classname: "tunnelprobe.scenario." + r.Name, Time: r.DurationSeconds, SystemOut: figures(c)}
+		switch {
+		case c.Failed != "":
+			tc.Error = &junitProblem{Message: "not measured: " + c.Failed, Type: "failed"}
+			s.Errors++
+		case r.Interrupted:
+			tc.Skipped = &junitProblem{Message: "the run was interrupted; its bounds were not judged"}
+			s.Skipped++
+		}
+		for _, b := range c.Breaches {
+			tc.Failures = append(tc.Failures, junitProblem{Message: b.String(), Type: "expectation", Text: b.Bound + ": measured " + b.Got + ", want " + b.Want})
+		}
+		if len(tc.Failures) > 0 {
+			s.Failures++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, tc)
+	}
+	return s
+}
+
+// figures are c's figures in one line, for a test case's output and the
+// CI summary.
+func figures(c ConfigReport) string {
+	detection := "no outage detected"
+	switch {
+	case c.DetectionSeconds != nil:
+		detection = fmt.Sprintf("detection %.1fs", *c.DetectionSeconds)
+	case c.tooShort():
+		detection = "the outage too short for its schedule"
+	}
+	parts := []string{
+		fmt.Sprintf("false restarts %d", c.FalseRestarts), fmt.Sprintf("false heals %d", c.FalseHeals),
+		fmt.Sprintf("blip actions %d", c.BlipActions), detection,
+		fmt.Sprintf("probes passed %.0f%%", 100*c.ProbeSuccessRatio),
+	}
+	return strings.Join(parts, ", ")
+}

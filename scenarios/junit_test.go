@@ -1,0 +1,107 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ciRuns are two runs of three configurations: one broke a bound in the
+// second run, one failed in the first.
+func ciRuns() []CIRun {
+	secs := func(v float64) *float64 { return &v }
+	run := func(seed uint64, evidence, k8s ConfigReport) CIRun {
+		r := &Report{Name: "quick", Seed: seed, DurationSeconds: 90, Started: time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC),
+			Order: []string{"evidence", "k8s", "reference"}, Configs: map[string]ConfigReport{
+				"evidence": evidence, "k8s": k8s, "reference": {OutageDetected: true, DetectionSeconds: secs(13)},
+			}}
+		return CIRun{Name: fmt.Sprintf("quick (seed %d)", seed), Report: r}
+	}
+	ok := ConfigReport{OutageDetected: true, DetectionSeconds: secs(4)}
+	broke := ok
+	broke.FalseRestarts = 1
+	broke.Breaches = []Breach{{Bound: "false_restarts", Want: "at most 0", Got: "1"}}
+	return []CIRun{
+		run(1, ok, ConfigReport{Failed: "no probe ran in 90s"}),
+		run(2, broke, ok),
+	}
+}
+
+// The JUnit file has the elements and attributes the schema requires
+// (testsuites; testsuite with name and tests; testcase with name and
+// classname), a failure for each broken bound with the figures, an error
+// for a configuration that failed.
+func TestWriteJUnit(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, ciRuns()); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		XMLName xml.Name
+		Tests   int `xml:"tests,attr"`
+		Suites  []struct {
+			Name  string `xml:"name,attr"`
+			Tests string `xml:"tests,attr"`
+			Cases []struct {
+				Name      string `xml:"name,attr"`
+				Classname string `xml:"classname,attr"`
+				Failures  []struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+				SystemOut string `xml:"system-out"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if doc.XMLName.Local != "testsuites" || len(doc.Suites) != 2 || doc.Tests != 6 {
+		t.Fatalf("root %s with %d suites and %d tests:\n%s", doc.XMLName.Local, len(doc.Suites), doc.Tests, b.String())
+	}
+	for _, s := range doc.Suites {
+		if s.Name == "" || s.Tests != "3" || len(s.Cases) != 3 {
+			t.Errorf("suite %q: tests %q, %d cases", s.Name, s.Tests, len(s.Cases))
+		}
+		for _, c := range s.Cases {
+			if c.Name == "" || c.Classname != "tunnelprobe.scenario.quick" || !strings.Contains(c.SystemOut, "false restarts") {
+				t.Errorf("case %+v: want a name, the classname and the figures", c)
+			}
+		}
+	}
+	first, second := doc.Suites[0].Cases, doc.Suites[1].Cases
+	if first[1].Error == nil || !strings.Contains(first[1].Error.Message, "no probe ran") || len(first[0].Failures) != 0 {
+		t.Errorf("run 1: k8s error %+v, evidence failures %+v; want k8s in error, evidence passing", first[1].Error, first[0].Failures)
+	}
+	if f := second[0].Failures; len(f) != 1 || f[0].Message != "false_restarts 1, want at most 0" || !strings.Contains(f[0].Text, "measured 1") {
+		t.Errorf("run 2: evidence failures %+v, want the broken bound", f)
+	}
+	if !strings.Contains(b.String(), `failures="1"`) || !strings.Contains(b.String(), `errors="1"`) {
+		t.Errorf("the counts are not in the attributes:\n%s", b.String())
+	}
+}
+
+// The CI summary says at once whether every bound held, then each run and
+// configuration, then the broken bounds.
+func TestWriteCISummary(t *testing.T) {
+	var b strings.Builder
+	if err := WriteCISummary(&b, ciRuns()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## tunnelprobe scenario: 1 bound(s) broken, 1 configuration(s) failed\n",
+		"| quick (seed 2) | evidence | **1 bound(s) broken** | false restarts 1, ",
+		"| quick (seed 1) | k8s | failed: no probe ran in 90s | ",
+		"- **quick (seed 2)**, evidence: false_restarts 1, want at most 0\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
