@@ -30,7 +30,7 @@ func progress(ctx context.Context, opt Options, spec Spec, start time.Time, tria
 		for i, t := range trials {
 			names[i], timelines[i] = t.cfg.Name, t.rec.timeline()
 		}
-		fmt.Fprintln(opt.Progress, progressLine(spec, time.Since(start), names, timelines))
+		fmt.Fprintln(opt.Progress, opt.ProgressPrefix+progressLine(spec, time.Since(start), names, timelines))
 	}
 }
 

@@ -17,6 +17,9 @@ type Options struct {
 	Progress io.Writer
 	// ProgressEvery is the progress period; zero means 5 s.
 	ProgressEvery time.Duration
+	// ProgressPrefix starts each progress line (a matrix says which run
+	// of how many, and the time left).
+	ProgressPrefix string
 	// Buffers are the labs' netstack TCP buffers; zero means small ones
 	// that let four labs carry thousands of flows each in a few GiB.
 	Buffers harness.Buffers

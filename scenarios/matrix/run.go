@@ -28,7 +28,9 @@ type Options struct {
 	Seed uint64
 	// OnRun, when set, is called after each run, with the runs so far.
 	OnRun func(RunReport)
-	// Log, when set, receives a line as each run starts.
+	// Log, when set, receives a line as each run starts: which run of how
+	// many, and an estimate of the time left. Each run's progress lines
+	// (Options.Progress) start with the same.
 	Log io.Writer
 
 	// run runs one condition: Run, unless a test replaces it.
@@ -36,6 +38,19 @@ type Options struct {
 	// cpuTimes reads the machine's CPU times: gopsutil's, unless a test
 	// replaces it.
 	cpuTimes func() (busy, total float64, err error)
+	// now is the wall clock, for the estimate: time.Now unless a test
+	// replaces it.
+	now func() time.Time
+}
+
+// timeLeft estimates how long runs lasting remaining in all take, from
+// the runs so far: done of run time took wall of real time (labs to start,
+// reports to write). Before the first, remaining is the least it takes.
+func timeLeft(remaining, done, wall time.Duration) time.Duration {
+	if done <= 0 || wall <= done {
+		return remaining
+	}
+	return time.Duration(float64(remaining) * float64(wall) / float64(done))
 }
 
 // A RunReport is one run of one condition.
@@ -88,9 +103,17 @@ func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report
 	if opt.cpuTimes == nil {
 		opt.cpuTimes = machineCPUTimes
 	}
+	if opt.now == nil {
+		opt.now = time.Now
+	}
 	passes := max(opt.Repeat, 1)
 	rep := newReport(conditions, passes)
 	defer rep.finish()
+	start := opt.now()
+	var done, remaining time.Duration // run time done, and to do
+	for _, c := range conditions {
+		remaining += time.Duration(passes) * c.Duration.Duration
+	}
 	for pass := 1; pass <= passes; pass++ {
 		for _, c := range conditions {
 			if ctx.Err() != nil {
@@ -102,11 +125,15 @@ func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report
 				spec.Seed = opt.Seed
 			}
 			spec.Seed += uint64(pass - 1)
+			left := timeLeft(remaining, done, opt.now().Sub(start)).Round(time.Second)
 			if opt.Log != nil {
-				fmt.Fprintf(opt.Log, "run %d of %d: %s, seed %d\n", len(rep.Runs)+1, passes*len(conditions), spec.Name, spec.Seed)
+				fmt.Fprintf(opt.Log, "run %d of %d: %s, seed %d (about %v left)\n", len(rep.Runs)+1, passes*len(conditions), spec.Name, spec.Seed, left)
 			}
+			runOpts := opt.Options
+			runOpts.ProgressPrefix = fmt.Sprintf("run %d/%d, ~%v left ", len(rep.Runs)+1, passes*len(conditions), left)
 			busy0, total0, cpuErr := opt.cpuTimes()
-			r, err := opt.run(ctx, spec, opt.Options)
+			r, err := opt.run(ctx, spec, runOpts)
+			done, remaining = done+spec.Duration.Duration, remaining-spec.Duration.Duration
 			if err != nil {
 				return rep, fmt.Errorf("%s, seed %d: %w", spec.Name, spec.Seed, err)
 			}

@@ -198,3 +198,32 @@ func TestMatrixTimeBoundsTheRuns(t *testing.T) {
 		t.Error("three runs of 292 years each: no error")
 	}
 }
+
+// Each run's start says which run of how many and the time left: the runs'
+// durations at first, then scaled by what the runs so far took in real
+// time; its progress lines start with the same.
+func TestRunMatrixSaysTheTimeLeft(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	var prefixes []string
+	run := func(_ context.Context, spec scenarios.Spec, o scenarios.Options) (*scenarios.Report, error) {
+		prefixes = append(prefixes, o.ProgressPrefix)
+		now = now.Add(45 * time.Second) // a 30 s run takes 45 s with its labs
+		return (&fakeRun{}).run(context.Background(), spec, o)
+	}
+	var log strings.Builder
+	_, err := Run(context.Background(), []scenarios.Spec{tinyCondition("a", 1), tinyCondition("b", 4)}, Options{
+		Repeat: 2, run: run, Log: &log, now: func() time.Time { return now },
+		cpuTimes: func() (float64, float64, error) { return 0, 0, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "run 1 of 4: a, seed 1 (about 2m0s left)\nrun 2 of 4: b, seed 4 (about 2m15s left)\n" +
+		"run 3 of 4: a, seed 2 (about 1m30s left)\nrun 4 of 4: b, seed 5 (about 45s left)\n"
+	if log.String() != want {
+		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
+	}
+	if len(prefixes) != 4 || prefixes[1] != "run 2/4, ~2m15s left " {
+		t.Errorf("progress prefixes %q", prefixes)
+	}
+}
