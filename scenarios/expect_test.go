@@ -95,3 +95,25 @@ func TestSuitesExpectWhatTheREADMEClaims(t *testing.T) {
 		}
 	}
 }
+
+// The margin counts, while the link works, the longest run of failed
+// probes and the slowest pass, against the prober's threshold and timeout.
+func TestMargin(t *testing.T) {
+	spec := Spec{Duration: Duration{100 * time.Second}}
+	spec.Link.Outages = []Window{{Start: Duration{60 * time.Second}, Duration: Duration{30 * time.Second}}}
+	tl := Timeline{Probes: []ProbeMark{
+		{At: 10, Passed: false}, {At: 20, Passed: false}, {At: 30, Passed: true, Latency: 2100},
+		{At: 40, Passed: false}, {At: 50, Passed: true, Latency: 300},
+		{At: 61, Passed: false}, {At: 62, Passed: false}, {At: 63, Passed: false}, // the outage's: no false alarm
+	}}
+	m := margin(ProberSpec{Kind: "kubelet", Timeout: Duration{10 * time.Second}}, tl, spec.workingTime())
+	if m != (Margin{MostFailedInARow: 2, FailureThreshold: 3, SlowestPassMS: 2100, TimeoutMS: 10000}) {
+		t.Errorf("margin %+v", m)
+	}
+	if s := m.String(); s != "2 of 3 failures in a row, slowest pass 2.10s of 10.00s" {
+		t.Errorf("%q", s)
+	}
+	if d := margin(ProberSpec{Kind: "docker"}, Timeline{}, spec.workingTime()); d.FailureThreshold != 3 || d.TimeoutMS != 30000 {
+		t.Errorf("Docker's defaults: %+v", d)
+	}
+}

@@ -77,6 +77,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, c := range s.Configs {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, describeHealth(c.Health), describeProber(c.Prober))
 	}
+	b.WriteString("\n## Margins\n\nHow close each configuration came to a false restart while the link worked: " +
+		"its prober acts at the threshold of failed probes in a row, and a probe fails past its timeout.\n\n" +
+		"| configuration | failed probes in a row | slowest passing probe |\n| --- | --- | --- |\n")
+	for _, name := range r.Order {
+		m := r.Configs[name].Margin
+		fmt.Fprintf(&b, "| %s | %d of %d | %s of %s |\n", name, m.MostFailedInARow, m.FailureThreshold, fmtMS(m.SlowestPassMS), fmtMS(m.TimeoutMS))
+	}
 	b.WriteString("\n## What it means\n\n")
 	for _, line := range r.findings() {
 		fmt.Fprintf(&b, "- %s\n", line)

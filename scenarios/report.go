@@ -88,6 +88,9 @@ type ConfigReport struct {
 	// and a matrix leaves it out of the rates.
 	Failed   string   `json:"failed,omitempty"`
 	Timeline Timeline `json:"timeline"`
+	// Margin says how close the prober came to a false restart while the
+	// link worked.
+	Margin Margin `json:"margin"`
 	// Breaches are the bounds of the configuration's expect that this
 	// run broke; any makes the run a failed one.
 	Breaches []Breach `json:"breaches,omitempty"`
@@ -124,6 +127,7 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 		ConnsAchieved:   load.ConnsAchieved,
 		WorkingSeconds:  working.seconds(),
 	}
+	rep.Margin = margin(cfg.Prober, tl, working)
 	rep.FalseRestarts = countIf(tl.Restarts, working.holds)
 	rep.FalseHeals = countIf(tl.Heals, working.holds)
 	rep.BlipActions = countIf(slices.Concat(tl.Restarts, tl.Heals), working.inBlip)

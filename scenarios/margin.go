@@ -1,0 +1,56 @@
+package scenarios
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
+)
+
+// A Margin says how close a configuration came to a false restart while
+// the link worked, so that a run with none tells more than a count of
+// zero: a prober restarts at FailureThreshold failed probes in a row, and
+// a probe fails past its timeout.
+type Margin struct {
+	// MostFailedInARow is the longest run of failed probes while the link
+	// worked; at FailureThreshold the prober restarts (Docker marks).
+	MostFailedInARow int `json:"most_failed_in_a_row"`
+	FailureThreshold int `json:"failure_threshold"`
+	// SlowestPassMS is the slowest probe that passed while the link
+	// worked; TimeoutMS the probe's timeout, past which it fails.
+	SlowestPassMS float64 `json:"slowest_pass_ms"`
+	TimeoutMS     float64 `json:"timeout_ms"`
+}
+
+// margin measures how close the prober p came to acting on tl's probes
+// while the link worked (working).
+func margin(p ProberSpec, tl Timeline, working workingTime) Margin {
+	m := Margin{FailureThreshold: cmp.Or(p.FailureThreshold, prober.DefaultKubeletFailureThreshold)}
+	timeout := cmp.Or(p.Timeout.Duration, prober.DefaultKubeletTimeout)
+	if p.Kind == "docker" {
+		m.FailureThreshold = cmp.Or(p.FailureThreshold, prober.DefaultDockerRetries)
+		timeout = cmp.Or(p.Timeout.Duration, prober.DefaultDockerTimeout)
+	}
+	m.TimeoutMS = float64(timeout.Milliseconds())
+	inARow := 0
+	for _, pm := range tl.Probes {
+		switch {
+		case !working.holds(pm.At):
+			inARow = 0 // an outage's failures are no false alarm
+		case pm.Passed:
+			inARow = 0
+			m.SlowestPassMS = max(m.SlowestPassMS, pm.Latency)
+		default:
+			inARow++
+			m.MostFailedInARow = max(m.MostFailedInARow, inARow)
+		}
+	}
+	return m
+}
+
+// String reads m as a margin: "1 of 3 failures in a row, slowest pass 2.1s
+// of 10s".
+func (m Margin) String() string {
+	return fmt.Sprintf("%d of %d failures in a row, slowest pass %s of %s",
+		m.MostFailedInARow, m.FailureThreshold, fmtMS(m.SlowestPassMS), fmtMS(m.TimeoutMS))
+}
