@@ -16,6 +16,7 @@ import (
 )
 
 const scenarioUsage = `Usage: tunnelprobe scenario [flags]
+       tunnelprobe scenario merge [flags] FILE...   (add up the shards' matrix.json; see merge --help)
 
 Compare health configurations on a loaded tunnel, then through a real outage:
 which restarts a working tunnel for nothing, and which detects a dead one
@@ -42,6 +43,9 @@ const scenarioName = "tunnelprobe scenario"
 
 func scenarioCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = scenarioName
+	if len(args) > 0 && args[0] == "merge" {
+		return scenarioMerge(args[1:], getenv, stdout, stderr) // scenariomerge.go
+	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var outs scenarioOutputs
 	outs.register(fs)
@@ -51,6 +55,9 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	seed := fs.Uint64("seed", 0, "override the scenario's `seed` (0 keeps the spec's); with --repeat, the first pass's")
 	allConditions := fs.Bool("matrix", false, "run every built-in link condition (docs/scenarios.md); excludes --spec, --suite and --quick")
 	condition := fs.String("condition", "", "with --matrix: run only the condition of this `name`")
+	var shard matrix.Shard
+	fs.Func("shard", "run only shard `i/n` (i from 0) of the runs of --matrix or --repeat, as a Kubernetes Indexed Job's pod;\n"+
+		"scenario merge adds the shards' matrix.json up", func(s string) (err error) { shard, err = matrix.ParseShard(s); return err })
 	var repeat int
 	fs.Var(cliflag.Int(&repeat, 1, 1), "repeat", "run the suite, spec or matrix this `number` of times, each pass with the next seed\n"+
 		"(at most 1000 passes and a week in all)")
@@ -65,7 +72,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
-	single := !*allConditions && repeat == 1 && *condition == ""
+	single := !*allConditions && repeat == 1 && *condition == "" && shard.Count == 0
 	var conditions []scenarios.Spec
 	var took time.Duration
 	if !single {
@@ -88,7 +95,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
 		len(conditions)*repeat, len(conditions), repeat, took)
 	return runMany(ctx, conditions, matrix.Options{
-		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout,
+		Options: scenarios.Options{Progress: stderr}, Repeat: repeat, Seed: *seed, Log: stdout, Shard: shard,
 	}, outs, stdout, stderr)
 }
 
@@ -120,25 +127,6 @@ func (o *scenarioOutputs) register(fs *flag.FlagSet) {
 	fs.Var(cliflag.OutputFile(&o.summary), "summary", "also write a Markdown summary to this `file`, fit for a CI job summary ($GITHUB_STEP_SUMMARY)")
 }
 
-// writeCI writes runs to --junit and --summary, if set, and returns the
-// exit code: 1 if one cannot be written.
-func (o scenarioOutputs) writeCI(runs []scenarios.CIRun, stderr io.Writer) int {
-	code := 0
-	for _, f := range []struct {
-		path  string
-		write func(io.Writer, []scenarios.CIRun) error
-	}{{o.junit, scenarios.WriteJUnit}, {o.summary, scenarios.WriteCISummary}} {
-		if f.path == "" {
-			continue
-		}
-		if err := output.File(f.path, func(w io.Writer) error { return f.write(w, runs) }); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", scenarioName, err)
-			code = 1
-		}
-	}
-	return code
-}
-
 // reproduceCommand is the command that runs spec again, read from specPath
 // or a built-in suite.
 func reproduceCommand(spec scenarios.Spec, specPath string) string {
@@ -165,7 +153,8 @@ func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, repr
 		fmt.Fprintf(stderr, "%s: interrupted after %.0fs; writing what was measured\n", name, rep.DurationSeconds)
 	}
 	code := max(writeResults(rep, out, "report.md", outs.json, stdout, stderr),
-		outs.writeCI([]scenarios.CIRun{{Name: fmt.Sprintf("%s (seed %d)", spec.Name, spec.Seed), Report: rep}}, stderr))
+		cliflag.ExitCode(stderr, scenarioName, scenarios.WriteCIFiles(outs.junit, outs.summary,
+			[]scenarios.CIRun{{Name: fmt.Sprintf("%s (seed %d)", spec.Name, spec.Seed), Report: rep}})))
 	if code == 0 {
 		fmt.Fprintf(stdout, "picture: %s (each configuration at a glance), %s (over time)\n",
 			filepath.Join(out, "summary.png"), filepath.Join(out, "timeline.png"))
@@ -209,53 +198,27 @@ func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Optio
 			broken = true
 		}
 	}
-	code := max(writeResults(rep, outs.dir, "matrix.md", outs.json, stdout, stderr), outs.writeCI(runs, stderr))
+	code := max(writeResults(rep, outs.dir, "matrix.md", outs.json, stdout, stderr), cliflag.ExitCode(stderr, scenarioName, scenarios.WriteCIFiles(outs.junit, outs.summary, runs)))
 	if code != 0 || err != nil || broken {
 		return 1
 	}
 	return 0
 }
 
-// results are a run's or a matrix's.
-type results interface {
+// writeResults prints r's table and saves its files into out (naming main
+// among them) and its JSON to jsonPath if set (scenarios.Save), and
+// returns the exit code: 1 if anything failed, the results then rescued.
+func writeResults(r interface {
+	scenarios.Results
 	WriteTable(io.Writer) error
-	WriteResults(dir string) error
-	WriteJSON(w io.Writer) error
-}
-
-// rescuedPattern names the folder that takes the results when --out fails
-// after the run, in the temporary folder or else the working one.
-const rescuedPattern = "tunnelprobe-scenario-rescued-*"
-
-// writeResults prints r's table, writes its files into out (naming main
-// among them) and its JSON to jsonPath if set, and returns the exit code.
-// Results that cannot go into out go into a rescue folder, named on
-// stderr, rather than be lost; the exit code is then 1.
-func writeResults(r results, out, main, jsonPath string, stdout, stderr io.Writer) int {
-	const name = scenarioName
-	code := 0
+}, out, main, jsonPath string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout)
-	if err := r.WriteTable(stdout); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		code = 1
+	err := r.WriteTable(stdout)
+	savedIn, saveErr := scenarios.Save(r, out, jsonPath)
+	if savedIn != "" {
+		fmt.Fprintf(stdout, "\nreport: %s\n", filepath.Join(savedIn, main))
 	}
-	if err := r.WriteResults(out); err != nil {
-		fmt.Fprintf(stderr, "%s: writing results: %v\n", name, err)
-		code = 1
-		if out, err = output.Rescue(rescuedPattern, r.WriteResults); err != nil {
-			fmt.Fprintf(stderr, "%s: the results are lost: %v\n", name, err)
-			return 1
-		}
-		fmt.Fprintf(stderr, "%s: wrote the results into %s instead\n", name, out)
-	}
-	fmt.Fprintf(stdout, "\nreport: %s\n", filepath.Join(out, main))
-	if jsonPath != "" {
-		if err := output.File(jsonPath, r.WriteJSON); err != nil {
-			fmt.Fprintf(stderr, "%s: writing --json: %v (the same JSON is in %s)\n", name, err, out)
-			code = 1
-		}
-	}
-	return code
+	return cliflag.ExitCode(stderr, scenarioName, errors.Join(err, saveErr))
 }
 
 // chooseSpec returns the scenario the flags name: the --spec file, or the

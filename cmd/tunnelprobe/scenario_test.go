@@ -581,3 +581,57 @@ configs:
 		}
 	}
 }
+
+// Shards of a --repeat run on "machines" of their own, merged: the whole
+// matrix's runs and rates; a shard merged twice is refused; a bad --shard
+// is bad usage naming it.
+func TestScenarioShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(spec, []byte(`
+name: tiny
+seed: 1
+duration: 3s
+link: {rate: 20mbit, delay: 2ms, queue: 256p, outages: [{start: 2s, duration: 1s}]}
+load: {conns: 2}
+configs:
+  - {name: k8s, health: {mode: probe}, prober: {kind: kubelet, endpoint: /check/, period: 1s}}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var shards []string
+	for i := range 2 {
+		out := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
+		var stdout, stderr bytes.Buffer
+		args := []string{"--spec", spec, "--repeat", "2", "--shard", fmt.Sprintf("%d/2", i), "--out", out}
+		if code := scenarioCommand(t.Context(), args, noEnv, &stdout, &stderr); code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout.String(), stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "run 1 of 1: tiny, seed "+fmt.Sprint(i+1)) {
+			t.Errorf("shard %d did not run its own run:\n%s", i, stdout.String())
+		}
+		shards = append(shards, filepath.Join(out, "matrix.json"))
+	}
+	merged := filepath.Join(dir, "merged")
+	var stdout, stderr bytes.Buffer
+	if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", merged}, shards...), noEnv, &stdout, &stderr); code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(merged, "matrix.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := matrix.ReadJSON(raw)
+	if err != nil || len(rep.Runs) != 2 || rep.Runs[0].Seed != 1 || rep.Runs[1].Seed != 2 || rep.Overall["k8s"].Runs != 2 {
+		t.Errorf("merged: %v, %+v", err, rep)
+	}
+	stderr.Reset()
+	if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", filepath.Join(dir, "twice")}, shards[0], shards[0]), noEnv, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "merged twice") {
+		t.Errorf("a shard merged twice: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := scenarioCommand(t.Context(), []string{"--repeat", "2", "--shard", "2/2"}, noEnv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--shard") {
+		t.Errorf("--shard 2/2: exit %d, %s", code, stderr.String())
+	}
+}

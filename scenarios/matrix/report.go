@@ -24,6 +24,9 @@ type Report struct {
 	Conditions []string `json:"conditions"`
 	Configs    []string `json:"configs"`
 	Passes     int      `json:"passes"`
+	// Shard is "i/n" for one machine's share of the runs (Options.Shard);
+	// empty for a whole matrix, merged shards included.
+	Shard string `json:"shard,omitempty"`
 	// Runs are the runs, in the order they ran.
 	Runs []RunReport `json:"runs"`
 	// Overall holds each configuration's rates over every completed run;
@@ -87,11 +90,16 @@ func newReport(conditions []scenarios.Spec, passes int) *Report {
 
 func (rep *Report) add(run RunReport) { rep.Runs = append(rep.Runs, run) }
 
-// finish computes the rates over the completed runs, each configuration's
-// over the runs in which it was measured.
+// finish records the time and memory the matrix took, and its rates.
 func (rep *Report) finish() {
 	rep.WallSeconds = time.Since(rep.Started).Seconds()
 	rep.PeakRSSBytes = peakrss.Bytes()
+	rep.rate()
+}
+
+// rate computes the rates over the completed runs, each configuration's
+// over the runs in which it was measured.
+func (rep *Report) rate() {
 	rep.Overall = map[string]Rates{}
 	rep.ByCondition = map[string]map[string]Rates{}
 	for _, cond := range rep.Conditions {

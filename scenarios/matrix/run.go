@@ -26,6 +26,9 @@ type Options struct {
 	// Seed is the first pass's seed, and each later pass's the one after;
 	// zero keeps each condition's own seed for the first pass.
 	Seed uint64
+	// Shard, when its Count is set, runs only this machine's share of the
+	// runs (see Shard); Merge adds the shards up.
+	Shard Shard
 	// OnRun, when set, is called after each run, with the runs so far.
 	OnRun func(RunReport)
 	// Log, when set, receives a line as each run starts: which run of how
@@ -41,6 +44,37 @@ type Options struct {
 	// now is the wall clock, for the estimate: time.Now unless a test
 	// replaces it.
 	now func() time.Time
+}
+
+// A Shard is one machine's share of a matrix: of the runs the whole
+// matrix makes (each pass over the conditions in order, pass after pass),
+// the ones whose place k (from 0) has k mod Count == Index. Every run keeps
+// the seed it has in the whole matrix, so that the shards' runs, merged,
+// are the whole matrix's. The zero Shard is the whole matrix.
+type Shard struct{ Index, Count int }
+
+// ParseShard reads "i/n": shard i (from 0) of n, as a Kubernetes Indexed
+// Job numbers its pods.
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || fmt.Sprintf("%d/%d", sh.Index, sh.Count) != s {
+		return Shard{}, fmt.Errorf("%q is not i/n, such as 0/4", s)
+	}
+	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		return Shard{}, fmt.Errorf("shard %d of %d: want n at least 1 and i from 0 to n-1", sh.Index, sh.Count)
+	}
+	return sh, nil
+}
+
+// has reports whether run k (from 0) of the whole matrix is the shard's.
+func (s Shard) has(k int) bool { return s.Count == 0 || k%s.Count == s.Index }
+
+// String is "i/n", or "" for the whole matrix.
+func (s Shard) String() string {
+	if s.Count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
 }
 
 // timeLeft estimates how long runs lasting remaining in all take, from
@@ -109,13 +143,26 @@ func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report
 	passes := max(opt.Repeat, 1)
 	rep := newReport(conditions, passes)
 	defer rep.finish()
+	rep.Shard = opt.Shard.String()
 	start := opt.now()
 	var done, remaining time.Duration // run time done, and to do
-	for _, c := range conditions {
-		remaining += time.Duration(passes) * c.Duration.Duration
+	k, total := 0, 0                   // the run in the whole matrix, and this shard's count
+	for range passes {
+		for _, c := range conditions {
+			if opt.Shard.has(k) {
+				remaining += c.Duration.Duration
+				total++
+			}
+			k++
+		}
 	}
+	k = 0
 	for pass := 1; pass <= passes; pass++ {
 		for _, c := range conditions {
+			k++
+			if !opt.Shard.has(k - 1) {
+				continue
+			}
 			if ctx.Err() != nil {
 				rep.Interrupted = true
 				return rep, nil
@@ -127,10 +174,10 @@ func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report
 			spec.Seed += uint64(pass - 1)
 			left := timeLeft(remaining, done, opt.now().Sub(start)).Round(time.Second)
 			if opt.Log != nil {
-				fmt.Fprintf(opt.Log, "run %d of %d: %s, seed %d (about %v left)\n", len(rep.Runs)+1, passes*len(conditions), spec.Name, spec.Seed, left)
+				fmt.Fprintf(opt.Log, "run %d of %d: %s, seed %d (about %v left)\n", len(rep.Runs)+1, total, spec.Name, spec.Seed, left)
 			}
 			runOpts := opt.Options
-			runOpts.ProgressPrefix = fmt.Sprintf("run %d/%d, ~%v left ", len(rep.Runs)+1, passes*len(conditions), left)
+			runOpts.ProgressPrefix = fmt.Sprintf("run %d/%d, ~%v left ", len(rep.Runs)+1, total, left)
 			busy0, total0, cpuErr := opt.cpuTimes()
 			r, err := opt.run(ctx, spec, runOpts)
 			done, remaining = done+spec.Duration.Duration, remaining-spec.Duration.Duration
