@@ -146,7 +146,7 @@ func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report
 	rep.Shard = opt.Shard.String()
 	start := opt.now()
 	var done, remaining time.Duration // run time done, and to do
-	k, total := 0, 0                   // the run in the whole matrix, and this shard's count
+	k, total := 0, 0                  // the run in the whole matrix, and this shard's count
 	for range passes {
 		for _, c := range conditions {
 			if opt.Shard.has(k) {
