@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -220,6 +221,17 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 			err = f.check(fs, len(command) > 0)
 		}
 		return fs, &f, orArgs(fs, err)
+	case "scenario":
+		// scenario parses its own flags. With a context that has ended it
+		// runs nothing (a matrix stops before its first run): exit 2 is
+		// what bad flags give.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var stderr bytes.Buffer
+		if code := scenarioCommand(ctx, args[1:], getenv, io.Discard, &stderr); code == 2 {
+			return fs, nil, errors.New(stderr.String())
+		}
+		return fs, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown command %q", args[0])
 }
@@ -813,5 +825,60 @@ func TestPlaceholderImageIsMarked(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(deployDir, "README.md"))
 	if err != nil || !strings.Contains(string(readme), "no such image is published") || !strings.Contains(string(readme), "docker push") {
 		t.Errorf("deploy/README.md does not say the image is a placeholder and how to push one (%v)", err)
+	}
+}
+
+// TestMatrixJob checks that the Indexed Job runs one shard of the matrix a
+// pod, every pod a different one, and prints its matrix.json where the
+// merge in its header collects it.
+func TestMatrixJob(t *testing.T) {
+	t.Parallel()
+	m := loadManifests(t)
+	var job *batchv1.Job
+	for _, j := range m.jobs {
+		if j.Name == "tunnelprobe-matrix" {
+			job = j
+		}
+	}
+	if job == nil {
+		t.Fatal("no Job tunnelprobe-matrix")
+	}
+	if !m.indexed("Job "+job.Name) || job.Spec.Completions == nil || job.Spec.Parallelism == nil || *job.Spec.Parallelism != *job.Spec.Completions {
+		t.Fatal("not an Indexed Job running every shard at once")
+	}
+	n := int(*job.Spec.Completions)
+	spec := job.Spec.Template.Spec
+	if len(spec.InitContainers) != 1 || len(spec.Containers) != 1 {
+		t.Fatalf("%d init containers, %d containers: want the scenario, then the result", len(spec.InitContainers), len(spec.Containers))
+	}
+	shards := map[string]bool{}
+	for i := range n {
+		env := containerEnv(t, spec.InitContainers[0], testPodIP, true, i)
+		args := make([]string, len(spec.InitContainers[0].Args))
+		for k, a := range spec.InitContainers[0].Args {
+			args[k] = expandK8s(a, env)
+		}
+		out := ""
+		for k := range args[:len(args)-1] {
+			switch args[k] {
+			case "--shard":
+				shards[args[k+1]] = true
+			case "--out":
+				out = args[k+1]
+			}
+		}
+		if i == 0 {
+			if _, _, err := commandFlags(mountArgs(t, spec.InitContainers[0], args, t.TempDir()), env); err != nil {
+				t.Errorf("args %q: %v", args, err)
+			}
+		}
+		result := spec.Containers[0]
+		if renv := containerEnv(t, result, testPodIP, true, i); len(result.Args) != 2 || result.Args[0] != "cat" ||
+			expandK8s(result.Args[1], renv) != out+"/matrix.json" {
+			t.Errorf("pod %d: the result container prints %q, want %s/matrix.json", i, result.Args, out)
+		}
+	}
+	if len(shards) != n || !shards[fmt.Sprintf("%d/%d", n-1, n)] {
+		t.Errorf("shards %v for %d pods: want 0/%d to %d/%d, one a pod", shards, n, n, n-1, n)
 	}
 }
