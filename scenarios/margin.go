@@ -48,9 +48,14 @@ func margin(p ProberSpec, tl Timeline, working workingTime) Margin {
 	return m
 }
 
-// String reads m as a margin: "1 of 3 failures in a row, slowest pass 2.1s
-// of 10s".
+// String reads m as a margin: "1 of 3 failures in a row, slowest pass 2.10s
+// of 10.00s".
 func (m Margin) String() string {
-	return fmt.Sprintf("%d of %d failures in a row, slowest pass %s of %s",
-		m.MostFailedInARow, m.FailureThreshold, fmtMS(m.SlowestPassMS), fmtMS(m.TimeoutMS))
+	return m.InARow() + " failures in a row, slowest pass " + m.SlowestPass()
 }
+
+// InARow is "1 of 3": the most failed probes in a row against the threshold.
+func (m Margin) InARow() string { return fmt.Sprintf("%d of %d", m.MostFailedInARow, m.FailureThreshold) }
+
+// SlowestPass is "2.10s of 10.00s": the slowest pass against the timeout.
+func (m Margin) SlowestPass() string { return fmtMS(m.SlowestPassMS) + " of " + fmtMS(m.TimeoutMS) }

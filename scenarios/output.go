@@ -82,7 +82,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		"| configuration | failed probes in a row | slowest passing probe |\n| --- | --- | --- |\n")
 	for _, name := range r.Order {
 		m := r.Configs[name].Margin
-		fmt.Fprintf(&b, "| %s | %d of %d | %s of %s |\n", name, m.MostFailedInARow, m.FailureThreshold, fmtMS(m.SlowestPassMS), fmtMS(m.TimeoutMS))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, m.InARow(), m.SlowestPass())
 	}
 	b.WriteString("\n## What it means\n\n")
 	for _, line := range r.findings() {

@@ -86,3 +86,16 @@ func TestParseShard(t *testing.T) {
 		}
 	}
 }
+
+// A configuration's margin over runs is the closest it came in any.
+func TestRatesKeepTheClosestMargin(t *testing.T) {
+	run := func(inARow int, slowest float64) RunReport {
+		return RunReport{Condition: "a", Report: &scenarios.Report{Configs: map[string]scenarios.ConfigReport{"x": {
+			WorkingSeconds: 60, Margin: scenarios.Margin{MostFailedInARow: inARow, FailureThreshold: 3, SlowestPassMS: slowest, TimeoutMS: 10000},
+		}}}}
+	}
+	r := rates("x", []RunReport{run(2, 300), run(0, 9100), run(1, 50)})
+	if want := (scenarios.Margin{MostFailedInARow: 2, FailureThreshold: 3, SlowestPassMS: 9100, TimeoutMS: 10000}); r.Margin != want {
+		t.Errorf("margin %+v, want %+v", r.Margin, want)
+	}
+}

@@ -81,6 +81,13 @@ func (m *Report) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("```\n")
 	}
+	b.WriteString("\n## Margins\n\nThe closest each configuration came to a false restart in any run while the link worked: " +
+		"its prober acts at the threshold of failed probes in a row, and a probe fails past its timeout.\n\n" +
+		"| configuration | failed probes in a row | slowest passing probe |\n| --- | --- | --- |\n")
+	for _, cfg := range m.Configs {
+		mg := m.Overall[cfg].Margin
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", cfg, mg.InARow(), mg.SlowestPass())
+	}
 	b.WriteString("\n## Runs\n\n| run | condition | seed | CPU | results |\n| --- | --- | --- | --- | --- |\n")
 	for i, r := range m.Runs {
 		note := ""

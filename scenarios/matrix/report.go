@@ -73,6 +73,9 @@ type Rates struct {
 	// worked; BrokenPerHour per hour of it.
 	BrokenConnections int64   `json:"broken_connections"`
 	BrokenPerHour     float64 `json:"broken_per_hour"`
+	// Margin is the closest the configuration came to a false restart in
+	// any of the runs: the most failed probes in a row, the slowest pass.
+	Margin scenarios.Margin `json:"margin"`
 }
 
 func newReport(conditions []scenarios.Spec, passes int) *Report {
@@ -139,6 +142,10 @@ func rates(cfg string, runs []RunReport) Rates {
 			r.SaturatedRuns++
 		}
 		r.WorkingHours += c.WorkingSeconds / 3600
+		r.Margin = scenarios.Margin{
+			MostFailedInARow: max(r.Margin.MostFailedInARow, c.Margin.MostFailedInARow), FailureThreshold: c.Margin.FailureThreshold,
+			SlowestPassMS: max(r.Margin.SlowestPassMS, c.Margin.SlowestPassMS), TimeoutMS: c.Margin.TimeoutMS,
+		}
 		r.FalseRestarts += c.FalseRestarts
 		r.FalseHeals += c.FalseHeals
 		r.BlipActions += c.BlipActions
