@@ -55,7 +55,9 @@ func (m Margin) String() string {
 }
 
 // InARow is "1 of 3": the most failed probes in a row against the threshold.
-func (m Margin) InARow() string { return fmt.Sprintf("%d of %d", m.MostFailedInARow, m.FailureThreshold) }
+func (m Margin) InARow() string {
+	return fmt.Sprintf("%d of %d", m.MostFailedInARow, m.FailureThreshold)
+}
 
 // SlowestPass is "2.10s of 10.00s": the slowest pass against the timeout.
 func (m Margin) SlowestPass() string { return fmtMS(m.SlowestPassMS) + " of " + fmtMS(m.TimeoutMS) }
