@@ -1,9 +1,12 @@
 package scenarios
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
 // Each bound holds at its limit and breaks one past it; a failed
@@ -106,14 +109,41 @@ func TestMargin(t *testing.T) {
 		{At: 40, Passed: false}, {At: 50, Passed: true, Latency: 300},
 		{At: 61, Passed: false}, {At: 62, Passed: false}, {At: 63, Passed: false}, // the outage's: no false alarm
 	}}
-	m := margin(ProberSpec{Kind: "kubelet", Timeout: Duration{10 * time.Second}}, tl, spec.workingTime())
+	m := margin(ConfigSpec{Prober: ProberSpec{Kind: "kubelet", Timeout: Duration{10 * time.Second}}}, tl, spec.workingTime())
 	if m != (Margin{MostFailedInARow: 2, FailureThreshold: 3, SlowestPassMS: 2100, TimeoutMS: 10000}) {
 		t.Errorf("margin %+v", m)
 	}
 	if s := m.String(); s != "2 of 3 failures in a row, slowest pass 2.10s of 10.00s" {
 		t.Errorf("%q", s)
 	}
-	if d := margin(ProberSpec{Kind: "docker"}, Timeline{}, spec.workingTime()); d.FailureThreshold != 3 || d.TimeoutMS != 30000 {
+	if d := margin(ConfigSpec{Prober: ProberSpec{Kind: "docker"}}, Timeline{}, spec.workingTime()); d.FailureThreshold != 3 || d.TimeoutMS != 30000 {
 		t.Errorf("Docker's defaults: %+v", d)
+	}
+	// With evidence: the longest stretch without proof of life while the
+	// link worked, cut at the outage, against the window.
+	tl.ProofGaps = [][2]Offset{{12, 13.5}, {40, 42.2}, {58, 95}, {96, 99}}
+	e := margin(ConfigSpec{Prober: ProberSpec{Kind: "kubelet"}, Health: HealthSpec{Evidence: &EvidenceSpec{}}}, tl, spec.workingTime())
+	if e.LongestWithoutProofMS < 2199 || e.LongestWithoutProofMS > 2201 || e.ToleranceMS != 3000 || e.WithoutProof() != "2.20s of 3.00s" {
+		t.Errorf("evidence margin %+v (%s), want 2.2 s of 3 s: the gap into the outage counts only until it", e, e.WithoutProof())
+	}
+}
+
+// The recorder keeps the stretches of more than ProofGapMin between answers
+// to the light probe; unanswered probes are no answers.
+func TestRecorderKeepsProofGaps(t *testing.T) {
+	start := time.Now().Add(-time.Minute)
+	r := newRecorder(start)
+	obs := r.observer().(middleware.ObserverFuncs)
+	answer := func(at float64, err error) {
+		obs.LightProbeFinished(middleware.LightProbeResult{Sent: start.Add(time.Duration(at * float64(time.Second))), Err: err})
+	}
+	answer(1, nil)
+	answer(1.25, nil)
+	answer(2, errors.New("no answer"))
+	answer(3.5, nil) // 2.25 s after the last answer
+	answer(3.75, nil)
+	gaps := r.timeline().ProofGaps
+	if len(gaps) != 2 || gaps[0] != [2]Offset{1.25, 3.5} || gaps[1][0] != 3.75 || gaps[1][1] < 59 {
+		t.Errorf("gaps %v, want [1.25 3.5] and the one since 3.75 s", gaps)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
@@ -20,11 +21,18 @@ type Margin struct {
 	// worked; TimeoutMS the probe's timeout, past which it fails.
 	SlowestPassMS float64 `json:"slowest_pass_ms"`
 	TimeoutMS     float64 `json:"timeout_ms"`
+	// LongestWithoutProofMS, for a configuration with evidence, is the
+	// longest the link worked without an answer to the light probe, after
+	// the first; at ToleranceMS (the evidence's window) a check fails.
+	LongestWithoutProofMS float64 `json:"longest_without_proof_ms,omitempty"`
+	ToleranceMS           float64 `json:"tolerance_ms,omitempty"`
 }
 
-// margin measures how close the prober p came to acting on tl's probes
-// while the link worked (working).
-func margin(p ProberSpec, tl Timeline, working workingTime) Margin {
+// margin measures how close configuration cfg came to acting while the
+// link worked (working): its prober on tl's probes, its evidence on the
+// stretches without proof of life.
+func margin(cfg ConfigSpec, tl Timeline, working workingTime) Margin {
+	p := cfg.Prober
 	m := Margin{FailureThreshold: cmp.Or(p.FailureThreshold, prober.DefaultKubeletFailureThreshold)}
 	timeout := cmp.Or(p.Timeout.Duration, prober.DefaultKubeletTimeout)
 	if p.Kind == "docker" {
@@ -32,6 +40,14 @@ func margin(p ProberSpec, tl Timeline, working workingTime) Margin {
 		timeout = cmp.Or(p.Timeout.Duration, prober.DefaultDockerTimeout)
 	}
 	m.TimeoutMS = float64(timeout.Milliseconds())
+	if e := cfg.Health.Evidence; e != nil {
+		m.ToleranceMS = float64(cmp.Or(e.Window.Duration, middleware.DefaultEvidenceWindow).Milliseconds())
+		for _, g := range tl.ProofGaps {
+			if working.holds(g[0]) {
+				m.LongestWithoutProofMS = max(m.LongestWithoutProofMS, 1000*(min(float64(g[1]), working.end)-float64(g[0])))
+			}
+		}
+	}
 	inARow := 0
 	for _, pm := range tl.Probes {
 		switch {
@@ -57,6 +73,15 @@ func (m Margin) String() string {
 // InARow is "1 of 3": the most failed probes in a row against the threshold.
 func (m Margin) InARow() string {
 	return fmt.Sprintf("%d of %d", m.MostFailedInARow, m.FailureThreshold)
+}
+
+// WithoutProof is "1.20s of 3.00s": the longest without proof of life
+// against the evidence's window; "-" without evidence.
+func (m Margin) WithoutProof() string {
+	if m.ToleranceMS == 0 {
+		return "-"
+	}
+	return fmtMS(m.LongestWithoutProofMS) + " of " + fmtMS(m.ToleranceMS)
 }
 
 // SlowestPass is "2.10s of 10.00s": the slowest pass against the timeout.

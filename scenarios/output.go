@@ -78,11 +78,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, describeHealth(c.Health), describeProber(c.Prober))
 	}
 	b.WriteString("\n## Margins\n\nHow close each configuration came to a false restart while the link worked: " +
-		"its prober acts at the threshold of failed probes in a row, and a probe fails past its timeout.\n\n" +
-		"| configuration | failed probes in a row | slowest passing probe |\n| --- | --- | --- |\n")
+		"its prober acts at the threshold of failed probes in a row, a probe fails past its timeout, " +
+		"and evidence fails a check after its window without proof of life.\n\n" +
+		"| configuration | failed probes in a row | slowest passing probe | longest without proof of life |\n| --- | --- | --- | --- |\n")
 	for _, name := range r.Order {
 		m := r.Configs[name].Margin
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, m.InARow(), m.SlowestPass())
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, m.InARow(), m.SlowestPass(), m.WithoutProof())
 	}
 	b.WriteString("\n## What it means\n\n")
 	for _, line := range r.findings() {

@@ -24,7 +24,16 @@ type Timeline struct {
 	States []StateMark `json:"states"`
 	// Notes are other events, for reading the report.
 	Notes []NoteMark `json:"notes,omitempty"`
+	// ProofGaps are the stretches of more than ProofGapMin without an
+	// answer to the health server's light probe (proof of life), from an
+	// answer to the next, the last one to the end of the run: what a
+	// window of evidence must tolerate.
+	ProofGaps [][2]Offset `json:"proof_gaps,omitempty"`
 }
+
+// ProofGapMin is the shortest stretch without proof of life that a
+// timeline records: four light probes' worth at the default cadence.
+const ProofGapMin = time.Second
 
 // Offset is a time since the run's start, in seconds.
 type Offset float64
@@ -66,6 +75,10 @@ type recorder struct {
 	start time.Time
 	mu    sync.Mutex
 	tl    Timeline
+	// lastAnswer is when the light probe was last answered; answered
+	// whether it ever was.
+	lastAnswer Offset
+	answered   bool
 }
 
 func newRecorder(start time.Time) *recorder { return &recorder{start: start} }
@@ -119,6 +132,18 @@ func (r *recorder) observer() middleware.Observer {
 			defer r.mu.Unlock()
 			r.tl.Heals = append(r.tl.Heals, r.at(e.Time))
 		},
+		OnLightProbe: func(p middleware.LightProbeResult) {
+			if p.Err != nil {
+				return
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			at := r.at(p.Sent.Add(p.RTT))
+			if r.answered && float64(at-r.lastAnswer) > ProofGapMin.Seconds() {
+				r.tl.ProofGaps = append(r.tl.ProofGaps, [2]Offset{r.lastAnswer, at})
+			}
+			r.lastAnswer, r.answered = max(r.lastAnswer, at), true
+		},
 	}
 }
 
@@ -133,5 +158,9 @@ func (r *recorder) timeline() Timeline {
 	tl.Heals = append([]Offset(nil), tl.Heals...)
 	tl.States = append([]StateMark(nil), tl.States...)
 	tl.Notes = append([]NoteMark(nil), tl.Notes...)
+	tl.ProofGaps = append([][2]Offset(nil), tl.ProofGaps...)
+	if now := r.at(time.Now()); r.answered && float64(now-r.lastAnswer) > ProofGapMin.Seconds() {
+		tl.ProofGaps = append(tl.ProofGaps, [2]Offset{r.lastAnswer, now}) // no answer since
+	}
 	return tl
 }

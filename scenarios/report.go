@@ -127,7 +127,7 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 		ConnsAchieved:   load.ConnsAchieved,
 		WorkingSeconds:  working.seconds(),
 	}
-	rep.Margin = margin(cfg.Prober, tl, working)
+	rep.Margin = margin(cfg, tl, working)
 	rep.FalseRestarts = countIf(tl.Restarts, working.holds)
 	rep.FalseHeals = countIf(tl.Heals, working.holds)
 	rep.BlipActions = countIf(slices.Concat(tl.Restarts, tl.Heals), working.inBlip)

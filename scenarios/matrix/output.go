@@ -82,11 +82,12 @@ func (m *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("```\n")
 	}
 	b.WriteString("\n## Margins\n\nThe closest each configuration came to a false restart in any run while the link worked: " +
-		"its prober acts at the threshold of failed probes in a row, and a probe fails past its timeout.\n\n" +
-		"| configuration | failed probes in a row | slowest passing probe |\n| --- | --- | --- |\n")
+		"its prober acts at the threshold of failed probes in a row, a probe fails past its timeout, " +
+		"and evidence fails a check after its window without proof of life.\n\n" +
+		"| configuration | failed probes in a row | slowest passing probe | longest without proof of life |\n| --- | --- | --- | --- |\n")
 	for _, cfg := range m.Configs {
 		mg := m.Overall[cfg].Margin
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", cfg, mg.InARow(), mg.SlowestPass())
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cfg, mg.InARow(), mg.SlowestPass(), mg.WithoutProof())
 	}
 	b.WriteString("\n## Runs\n\n| run | condition | seed | CPU | results |\n| --- | --- | --- | --- | --- |\n")
 	for i, r := range m.Runs {

@@ -145,6 +145,7 @@ func rates(cfg string, runs []RunReport) Rates {
 		r.Margin = scenarios.Margin{
 			MostFailedInARow: max(r.Margin.MostFailedInARow, c.Margin.MostFailedInARow), FailureThreshold: c.Margin.FailureThreshold,
 			SlowestPassMS: max(r.Margin.SlowestPassMS, c.Margin.SlowestPassMS), TimeoutMS: c.Margin.TimeoutMS,
+			LongestWithoutProofMS: max(r.Margin.LongestWithoutProofMS, c.Margin.LongestWithoutProofMS), ToleranceMS: c.Margin.ToleranceMS,
 		}
 		r.FalseRestarts += c.FalseRestarts
 		r.FalseHeals += c.FalseHeals
