@@ -2,13 +2,15 @@ package scenarios
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"time"
+
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
-	"time"
 )
 
 // TestRunSmallScenario runs the whole machinery in a few seconds: two
@@ -83,5 +85,21 @@ func TestRunStopsWhenInterrupted(t *testing.T) {
 	}
 	if !rep.Interrupted {
 		t.Error("a cancelled run is not marked interrupted")
+	}
+}
+
+// A trial holds its health server's address from the start: closed until
+// the server came up, the port could become another trial's probe's source
+// port, and the server could not listen (a run lost to it in CI).
+func TestTrialHoldsItsAddress(t *testing.T) {
+	spec := QuickSuite()
+	tr, err := newTrial(t.Context(), spec, spec.Configs[0], 0, scenarioBuffers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.close()
+	if ln, err := net.Listen("tcp", tr.addr); err == nil {
+		ln.Close()
+		t.Fatalf("%s was free before the health server came up", tr.addr)
 	}
 }

@@ -34,8 +34,12 @@ type trial struct {
 	start time.Time
 
 	// The health server listens on this loopback address in every
-	// container incarnation, so the prober's URL stays valid.
-	addr string
+	// container incarnation, so the prober's URL stays valid. reserved
+	// holds it from newTrial until the first incarnation takes it: closed
+	// in between, the port could become the source port of another trial's
+	// probe, and the first incarnation could not listen.
+	addr     string
+	reserved net.Listener
 
 	load    loadgen.Result
 	loadErr error
@@ -65,17 +69,23 @@ func newTrial(ctx context.Context, spec Spec, cfg ConfigSpec, index int, bufs ha
 		lab.Close()
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return &trial{spec: spec, cfg: cfg, index: index, lab: lab, addr: addr}, nil
+	return &trial{spec: spec, cfg: cfg, index: index, lab: lab, addr: ln.Addr().String(), reserved: ln}, nil
 }
 
-func (t *trial) close() error { return t.lab.Close() }
+func (t *trial) close() error {
+	if t.reserved != nil {
+		t.reserved.Close()
+	}
+	return t.lab.Close()
+}
 
 // run drives the trial from t.start until ctx ends.
 func (t *trial) run(ctx context.Context) error {
 	c := &container{t: t, backoff: prober.CrashBackoff{}}
 	if err := c.up(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it came up: the report says interrupted
+		}
 		return fmt.Errorf("%s: health server: %w", t.cfg.Name, err)
 	}
 	defer c.down()
@@ -242,9 +252,13 @@ func (c *container) up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var ln net.Listener
-	for {
-		// The old incarnation's socket may linger a moment.
+	c.mu.Lock()
+	ln := t.reserved // the first incarnation's
+	t.reserved = nil
+	c.mu.Unlock()
+	for ln == nil {
+		// The old incarnation's socket may linger a moment, or a probe's
+		// connection use the port as its source a moment.
 		if ln, err = net.Listen("tcp", t.addr); err == nil {
 			break
 		}
