@@ -13,8 +13,11 @@ import (
 func WriteCISummary(w io.Writer, runs []CIRun) error {
 	var b strings.Builder
 	var broken []string
-	failed, bounded := 0, 0
+	failed, bounded, unjudged := 0, 0, 0
 	for _, run := range runs {
+		if run.Report.Interrupted {
+			unjudged++
+		}
 		for _, cb := range run.Report.Breaches() {
 			broken = append(broken, fmt.Sprintf("- **%s**, %s: %s", run.Name, cb.Config, cb.Breach))
 		}
@@ -30,6 +33,8 @@ func WriteCISummary(w io.Writer, runs []CIRun) error {
 		fmt.Fprintf(&b, "## tunnelprobe scenario: %d bound(s) broken, %d configuration(s) failed\n\n", len(broken), failed)
 	case bounded == 0:
 		fmt.Fprintf(&b, "## tunnelprobe scenario: %d run(s), no bounds set\n\n", len(runs))
+	case unjudged > 0:
+		fmt.Fprintf(&b, "## tunnelprobe scenario: bounds not judged in %d interrupted run(s); none broken in the others\n\n", unjudged)
 	default:
 		fmt.Fprintf(&b, "## tunnelprobe scenario: every bound held (%d run(s))\n\n", len(runs))
 	}
@@ -47,7 +52,7 @@ func WriteCISummary(w io.Writer, runs []CIRun) error {
 			case r.Interrupted:
 				result = "interrupted"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", run.Name, name, result, figures(c))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(run.Name), cell(name), cell(result), figures(c))
 		}
 	}
 	if len(broken) > 0 {
@@ -55,4 +60,9 @@ func WriteCISummary(w io.Writer, runs []CIRun) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cell is s fit for a Markdown table cell: no pipe, no line break.
+func cell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
 }

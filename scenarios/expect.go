@@ -85,15 +85,17 @@ func (e *Expect) breaches(c ConfigReport, interrupted bool) []Breach {
 	if d := e.Detection; d != nil {
 		want := "every outage within " + d.String()
 		switch {
+		case !c.OutageDetected && c.tooShort():
+			out = append(out, Breach{Bound: "detection", Want: want, Got: "an outage too short for its schedule to act on"})
 		case !c.OutageDetected:
 			out = append(out, Breach{Bound: "detection", Want: want, Got: "an outage missed"})
 		case *c.DetectionSeconds > d.Seconds():
-			out = append(out, Breach{Bound: "detection", Want: want, Got: fmt.Sprintf("%.1fs", *c.DetectionSeconds)})
+			out = append(out, Breach{Bound: "detection", Want: want, Got: fmt.Sprintf("%.2fs", *c.DetectionSeconds)})
 		}
 	}
 	if p := e.ProbesPassed; p != nil && c.Probes > 0 && c.ProbeSuccessRatio < *p {
-		out = append(out, Breach{Bound: "probes_passed", Want: fmt.Sprintf("at least %.0f%%", 100**p),
-			Got: fmt.Sprintf("%.1f%%", 100*c.ProbeSuccessRatio)})
+		out = append(out, Breach{Bound: "probes_passed", Want: fmt.Sprintf("at least %g%%", 100**p),
+			Got: fmt.Sprintf("%.2f%%", 100*c.ProbeSuccessRatio)})
 	}
 	return out
 }

@@ -26,9 +26,13 @@ func TestExpectBreaches(t *testing.T) {
 		{func(c *ConfigReport) { c.FalseRestarts = 1 }, "false_restarts 1, want at most 0"},
 		{func(c *ConfigReport) { c.FalseHeals = 2 }, "false_heals 2, want at most 1"},
 		{func(c *ConfigReport) { c.BlipActions = 3 }, "blip_actions 3, want at most 0"},
-		{func(c *ConfigReport) { c.DetectionSeconds = secs(10.5) }, "detection 10.5s, want every outage within 10s"},
+		{func(c *ConfigReport) { c.DetectionSeconds = secs(10.04) }, "detection 10.04s, want every outage within 10s"},
 		{func(c *ConfigReport) { c.OutageDetected, c.DetectionSeconds = false, nil }, "detection an outage missed, want every outage within 10s"},
-		{func(c *ConfigReport) { c.ProbeSuccessRatio = 0.4 }, "probes_passed 40.0%, want at least 50%"},
+		{func(c *ConfigReport) { c.ProbeSuccessRatio = 0.4 }, "probes_passed 40.00%, want at least 50%"},
+		{func(c *ConfigReport) {
+			c.OutageDetected, c.DetectionSeconds, c.ScheduleSeconds = false, nil, 180
+			c.Outages = []OutageReport{{Start: 0, End: 60, TooShort: true}}
+		}, "detection an outage too short for its schedule to act on, want every outage within 10s"},
 	} {
 		c := kept
 		tc.change(&c)
@@ -87,6 +91,12 @@ func TestSuitesExpectWhatTheREADMEClaims(t *testing.T) {
 			if (c.Expect != nil) != (c.Name == "evidence") {
 				t.Errorf("%s/%s: expect %+v", s.Name, c.Name, c.Expect)
 			}
+			// What the README claims: no false restart or heal, every
+			// outage within 10 s.
+			if e := c.Expect; e != nil && (e.FalseRestarts == nil || *e.FalseRestarts != 0 || e.FalseHeals == nil || *e.FalseHeals != 0 ||
+				e.Detection == nil || e.Detection.Duration != 10*time.Second) {
+				t.Errorf("%s/%s: expect %+v, want 0 false restarts, 0 false heals, detection within 10s", s.Name, c.Name, e)
+			}
 		}
 		if err := s.Validate(); err != nil {
 			t.Errorf("%s: %v", s.Name, err)
@@ -125,6 +135,14 @@ func TestMargin(t *testing.T) {
 	e := margin(ConfigSpec{Prober: ProberSpec{Kind: "kubelet"}, Health: HealthSpec{Evidence: &EvidenceSpec{}}}, tl, spec.workingTime())
 	if e.LongestWithoutProofMS < 2199 || e.LongestWithoutProofMS > 2201 || e.ToleranceMS != 3000 || e.WithoutProof() != "2.20s of 3.00s" {
 		t.Errorf("evidence margin %+v (%s), want 2.2 s of 3 s: the gap into the outage counts only until it", e, e.WithoutProof())
+	}
+	// A blip's silence is no false alarm: a gap across one counts only
+	// around it (and its grace).
+	spec.Link.Outages = append(spec.Link.Outages, Window{Start: Duration{20 * time.Second}, Duration: Duration{10 * time.Second}, Blip: true})
+	tl.ProofGaps = [][2]Offset{{19, 31}, {30, 61}}
+	e = margin(ConfigSpec{Prober: ProberSpec{Kind: "kubelet"}, Health: HealthSpec{Evidence: &EvidenceSpec{}}}, tl, spec.workingTime())
+	if e.LongestWithoutProofMS != 1000 {
+		t.Errorf("with a blip: %v ms, want 1 s (19-20 s; 30-60 s lies in the blip's grace)", e.LongestWithoutProofMS)
 	}
 }
 

@@ -94,6 +94,12 @@ func TestWriteCISummary(t *testing.T) {
 	if err := WriteCISummary(&b, ciRuns()); err != nil {
 		t.Fatal(err)
 	}
+	interrupted := []CIRun{{Name: "quick (seed 1)", Report: &Report{Interrupted: true, Order: []string{"x"}, Configs: map[string]ConfigReport{"x": {}}}}}
+	interrupted[0].Report.Spec.Configs = []ConfigSpec{{Name: "x", Expect: &Expect{}}}
+	var ib strings.Builder
+	if err := WriteCISummary(&ib, interrupted); err != nil || !strings.Contains(ib.String(), "bounds not judged in 1 interrupted run(s)") {
+		t.Errorf("an interrupted run's summary (%v):\n%s", err, ib.String())
+	}
 	for _, want := range []string{
 		"## tunnelprobe scenario: 1 bound(s) broken, 1 configuration(s) failed\n",
 		"| quick (seed 2) | evidence | **1 bound(s) broken** | false restarts 1, ",

@@ -43,9 +43,7 @@ func margin(cfg ConfigSpec, tl Timeline, working workingTime) Margin {
 	if e := cfg.Health.Evidence; e != nil {
 		m.ToleranceMS = float64(cmp.Or(e.Window.Duration, middleware.DefaultEvidenceWindow).Milliseconds())
 		for _, g := range tl.ProofGaps {
-			if working.holds(g[0]) {
-				m.LongestWithoutProofMS = max(m.LongestWithoutProofMS, 1000*(min(float64(g[1]), working.end)-float64(g[0])))
-			}
+			m.LongestWithoutProofMS = max(m.LongestWithoutProofMS, 1000*working.longestPiece(float64(g[0]), float64(g[1])))
 		}
 	}
 	inARow := 0

@@ -304,6 +304,22 @@ func (w workingTime) inBlip(o Offset) bool {
 // holds reports whether the link worked at o.
 func (w workingTime) holds(o Offset) bool { return float64(o) < w.end && !w.inBlip(o) }
 
+// longestPiece returns the longest stretch of [from, to) in which the link
+// worked: cut at the first outage and around each blip (and its grace).
+func (w workingTime) longestPiece(from, to float64) float64 {
+	to = min(to, w.end)
+	blips := slices.Clone(w.blips)
+	slices.SortFunc(blips, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	longest := 0.0
+	for _, b := range blips {
+		if b[0] > from {
+			longest = max(longest, min(b[0], to)-from)
+		}
+		from = max(from, b[1])
+	}
+	return max(longest, to-from, 0)
+}
+
 // seconds is how long the link worked.
 func (w workingTime) seconds() float64 {
 	d := w.end

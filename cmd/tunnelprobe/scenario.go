@@ -20,19 +20,14 @@ const scenarioUsage = `Usage: tunnelprobe scenario [flags]
 
 Compare health configurations on a loaded tunnel, then through a real outage:
 which restarts a working tunnel for nothing, and which detects a dead one
-fastest? Each configuration runs on its own in-process lab (WireGuard over a
-shaped link) with the same link and load, side by side, probed by a
-kubelet-faithful prober. The default suite takes about six minutes.
-Writes report.md, report.json and timeline.png into --out.
-With --matrix (every built-in link condition, about 32 minutes a pass) or
---repeat N (N passes, each with the next seed), writes the rates over every
-run with their 95% intervals to matrix.md, matrix.json and matrix.png, and
-each run's report into a folder of its own beside them.
+fastest? Each runs on its own in-process lab (WireGuard over a shaped link),
+all on the same link and load, probed by a kubelet-faithful prober; the
+default suite takes about six minutes. With --matrix (every built-in link
+condition, ~32 min a pass) or --repeat N, the rates over every run, 95%.
 `
 
-// runScenario and runMatrix are scenarios.Run and matrix.Run,
-// unless a test replaces them to see what the command does around a run
-// without starting a lab.
+// runScenario and runMatrix are scenarios.Run and matrix.Run, unless a test
+// replaces them to see what the command does around a run, with no lab.
 var (
 	runScenario = scenarios.Run
 	runMatrix   = matrix.Run
@@ -176,33 +171,41 @@ func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, repr
 // runMany runs the conditions as opts says and writes the matrix where
 // outs say.
 func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Options, outs scenarioOutputs, stdout, stderr io.Writer) int {
-	const name = scenarioName
 	rep, err := runMatrix(ctx, conditions, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v; writing the runs before it\n", name, err)
+		fmt.Fprintf(stderr, "%s: %v; writing the runs before it\n", scenarioName, err)
 	}
 	if rep.Interrupted {
-		fmt.Fprintf(stderr, "%s: interrupted after %d run(s); writing what was measured\n", name, len(rep.Runs))
+		fmt.Fprintf(stderr, "%s: interrupted after %d run(s); writing what was measured\n", scenarioName, len(rep.Runs))
 	}
-	broken := false
-	var runs []scenarios.CIRun
-	for i, r := range rep.Runs {
-		runs = append(runs, scenarios.CIRun{Name: fmt.Sprintf("run %d: %s (seed %d)", i+1, r.Condition, r.Seed), Report: r.Report})
-		for _, f := range r.Report.Failures() {
-			fmt.Fprintf(stderr, "%s: run %d (%s, seed %d): configuration %s failed, left out of its rates: %s\n",
-				name, i+1, r.Condition, r.Seed, f.Config, f.Why)
-		}
-		for _, b := range r.Report.Breaches() {
-			fmt.Fprintf(stderr, "%s: run %d (%s, seed %d): configuration %s broke its expectation: %s\n",
-				name, i+1, r.Condition, r.Seed, b.Config, b.Breach)
-			broken = true
-		}
-	}
-	code := max(writeResults(rep, outs.dir, "matrix.md", outs.json, stdout, stderr), cliflag.ExitCode(stderr, scenarioName, scenarios.WriteCIFiles(outs.junit, outs.summary, runs)))
-	if code != 0 || err != nil || broken {
+	// A shard is part of a matrix: scenario merge judges the whole.
+	if code := writeMatrix(rep, outs, opts.Shard.Count == 0, stdout, stderr); code != 0 || err != nil {
 		return 1
 	}
 	return 0
+}
+
+// writeMatrix says which runs failed and, if judge, which broke their
+// bounds, and writes the matrix where outs say; it returns 1 for a bound
+// broken (judged) or a file not written.
+func writeMatrix(rep *matrix.Report, outs scenarioOutputs, judge bool, stdout, stderr io.Writer) int {
+	broken := false
+	runs := rep.CIRuns()
+	for _, r := range runs {
+		for _, f := range r.Report.Failures() {
+			fmt.Fprintf(stderr, "%s: %s: configuration %s failed, left out of its rates: %s\n", scenarioName, r.Name, f.Config, f.Why)
+		}
+		for _, b := range r.Report.Breaches() {
+			fmt.Fprintf(stderr, "%s: %s: configuration %s broke its expectation: %s\n", scenarioName, r.Name, b.Config, b.Breach)
+			broken = broken || judge
+		}
+	}
+	code := max(writeResults(rep, outs.dir, "matrix.md", outs.json, stdout, stderr),
+		cliflag.ExitCode(stderr, scenarioName, scenarios.WriteCIFiles(outs.junit, outs.summary, runs)))
+	if broken {
+		return 1
+	}
+	return code
 }
 
 // writeResults prints r's table and saves its files into out (naming main

@@ -583,8 +583,9 @@ configs:
 }
 
 // Shards of a --repeat run on "machines" of their own, merged: the whole
-// matrix's runs and rates; a shard merged twice is refused; a bad --shard
-// is bad usage naming it.
+// matrix's runs and rates. A shard does not judge its bounds (exit 0); the
+// merge does (exit 1, and --junit). A shard merged twice is refused; a bad
+// --shard is bad usage naming it.
 func TestScenarioShardsMerge(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "tiny.yaml")
@@ -595,7 +596,7 @@ duration: 3s
 link: {rate: 20mbit, delay: 2ms, queue: 256p, outages: [{start: 2s, duration: 1s}]}
 load: {conns: 2}
 configs:
-  - {name: k8s, health: {mode: probe}, prober: {kind: kubelet, endpoint: /check/, period: 1s}}
+  - {name: k8s, health: {mode: probe}, prober: {kind: kubelet, endpoint: /check/, period: 1s}, expect: {detection: 1ms}}
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -612,10 +613,14 @@ configs:
 		}
 		shards = append(shards, filepath.Join(out, "matrix.json"))
 	}
-	merged := filepath.Join(dir, "merged")
+	merged, junit := filepath.Join(dir, "merged"), filepath.Join(dir, "junit.xml")
 	var stdout, stderr bytes.Buffer
-	if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", merged}, shards...), noEnv, &stdout, &stderr); code != 0 {
-		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", merged, "--junit", junit}, shards...), noEnv, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "run 2 (tiny, seed 2): configuration k8s broke its expectation: detection") {
+		t.Fatalf("merge: exit %d, want 1 naming the broken bound\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if x, err := os.ReadFile(junit); err != nil || strings.Count(string(x), "<failure") != 2 {
+		t.Errorf("merge --junit: %v\n%s", err, x)
 	}
 	raw, err := os.ReadFile(filepath.Join(merged, "matrix.json"))
 	if err != nil {

@@ -11,13 +11,11 @@ import (
 
 const scenarioMergeUsage = `Usage: tunnelprobe scenario merge [flags] FILE...
 
-Merge the matrix.json files of a matrix's shards (scenario --shard i/n on
-several machines) into the whole matrix: its runs gathered in order, its
-rates and intervals recomputed from the summed counts and hours, never
-averaged. Files of different matrices (conditions, configurations, passes,
-a condition's spec or seed) and a run found twice (a shard merged twice)
-are refused. Writes matrix.md, matrix.json, matrix.png and a folder per run
-into --out, as the matrix does.
+Merge the matrix.json files of a matrix's shards (scenario --shard i/n) into
+the whole matrix, its rates recomputed from every run, never averaged, and
+write it as the matrix does; exit 1 when a run broke a bound of its expect
+(shards leave that to the merge). Files of different matrices and a shard
+merged twice are refused.
 `
 
 // scenarioMerge is "tunnelprobe scenario merge"; args follow "merge".
@@ -39,5 +37,5 @@ func scenarioMerge(args []string, getenv func(string) string, stdout, stderr io.
 		return cliflag.ExitCode(stderr, name, err)
 	}
 	fmt.Fprintf(stdout, "merged %d file(s): %d of the %d runs the matrix makes\n", len(files), len(rep.Runs), rep.Passes*len(rep.Conditions))
-	return writeResults(rep, outs.dir, "matrix.md", outs.json, stdout, stderr)
+	return writeMatrix(rep, outs, true, stdout, stderr)
 }

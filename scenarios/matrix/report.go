@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -92,6 +93,16 @@ func newReport(conditions []scenarios.Spec, passes int) *Report {
 }
 
 func (rep *Report) add(run RunReport) { rep.Runs = append(rep.Runs, run) }
+
+// CIRuns are the report's runs as CI reports name them: "run 3 (slow,
+// seed 1)".
+func (rep *Report) CIRuns() []scenarios.CIRun {
+	runs := make([]scenarios.CIRun, len(rep.Runs))
+	for i, r := range rep.Runs {
+		runs[i] = scenarios.CIRun{Name: fmt.Sprintf("run %d (%s, seed %d)", i+1, r.Condition, r.Seed), Report: r.Report}
+	}
+	return runs
+}
 
 // finish records the time and memory the matrix took, and its rates.
 func (rep *Report) finish() {
