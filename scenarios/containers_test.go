@@ -241,13 +241,27 @@ func TestContainerScenarios(t *testing.T) {
 
 	for _, name := range rep.Order {
 		c := rep.Configs[name]
+		prevEnd := 0.0
 		for i, o := range c.Outages {
 			// A probe that cannot notice an outage (tcpSocket), or a
 			// schedule with no time to act, missing one is the result.
 			cannot := o.TooShort || env.spec.Configs[slices.Index(rep.Order, name)].Prober.Handler == handlerTCPSocket
+			// A restart or heal of the working tunnel just before can
+			// leave the container stopping, in its back-off and initial
+			// delay for the whole outage (a stop took 37 s on a loaded CI
+			// machine): the report shows that false action, as
+			// TestScenarioQuick allows. Missing one with no such action is
+			// a failure.
+			busy := slices.ContainsFunc(slices.Concat(c.Timeline.Restarts, c.Timeline.Heals), func(a Offset) bool {
+				return float64(a) >= prevEnd && float64(a) < o.Start
+			})
+			prevEnd = o.End
 			switch {
 			case !o.Detected && cannot:
 				t.Logf("%s did not act on outage %d (%s), as expected: %s", name, i+1, faults[i].name, missReason(o))
+			case !o.Detected && busy:
+				t.Logf("%s did not act on outage %d (%s): it had restarted or healed the working tunnel just before, which the report counts",
+					name, i+1, faults[i].name)
 			case !o.Detected:
 				t.Errorf("%s did not detect outage %d (%s, %.0f-%.0f s): no restart or heal in the window",
 					name, i+1, faults[i].name, o.Start, o.End)
