@@ -42,9 +42,9 @@ const (
 	interruptLimit     = 2 * time.Minute
 )
 
-// progressLine is the start of a scenario's progress line on stderr:
-// "[   5s/90s loaded] ...".
-var progressLine = regexp.MustCompile(`^\[ *\d+s/`)
+// progressLine is in a scenario's progress line on stderr: "[   5s/90s
+// loaded] ...", after "run 1/10, ~31m40s left " in a matrix.
+var progressLine = regexp.MustCompile(`(^|left )\[ *\d+s/\d+s `)
 
 func main() {
 	readme, err := os.ReadFile("README.md")
