@@ -220,12 +220,14 @@ func TestLoadInterrupt(t *testing.T) {
 			stopped := time.Now()
 			cancel()
 			code := <-done
-			// The command stops within about 50 ms (TestMain turns off the
-			// race detector's sleep at the children's exit).
+			// The command stops on the interrupt, not after its 60 s: in
+			// about 50 ms on an idle machine (TestMain turns off the race
+			// detector's sleep at the children's exit), 4.5 s was seen on
+			// a loaded CI machine; how fast is no unit test's business.
 			d := time.Since(stopped)
 			t.Logf("stopped in %v", d)
-			if d > 2*time.Second {
-				t.Errorf("took %v to stop, want at most 2s", d)
+			if d > 30*time.Second {
+				t.Errorf("took %v to stop: it ran on after the interrupt", d)
 			}
 			if code != 0 {
 				t.Errorf("exit %d after an interrupt, want 0; stderr:\n%s", code, errb)
