@@ -267,7 +267,8 @@ func TestLoadSOCKS5(t *testing.T) {
 
 // TestLoadLab measures a tunnel with nothing else running: the lab's sink
 // as the target, its TLS target as the probe. With --procs the children
-// reach the lab through its SOCKS5 ingress.
+// reach the lab through its SOCKS5 ingress. 6 s: on a loaded CI machine a
+// 2 s run once ended before its first probe through the lab did.
 func TestLoadLab(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ procs, direction string }{{"1", "up"}, {"2", "both"}} {
@@ -275,7 +276,7 @@ func TestLoadLab(t *testing.T) {
 			t.Parallel()
 			jsonFile := filepath.Join(t.TempDir(), "run.json")
 			code, stdout, stderr := runLoadCommand(t, t.Context(), "--lab", "--link-rate", "50mbit", "--link-delay", "1ms",
-				"--conns", "4", "--procs", tc.procs, "--direction", tc.direction, "--duration", "2s", "--probe-every", "200ms",
+				"--conns", "4", "--procs", tc.procs, "--direction", tc.direction, "--duration", "6s", "--probe-every", "200ms",
 				"--json", jsonFile)
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
