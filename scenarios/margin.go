@@ -3,6 +3,7 @@ package scenarios
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
@@ -60,6 +61,19 @@ func margin(cfg ConfigSpec, tl Timeline, working workingTime) Margin {
 		}
 	}
 	return m
+}
+
+// WriteMarginTable writes a "Margins" section of Markdown: how close each
+// of names came to a false restart (over what, says which), its Margin by
+// margin(name).
+func WriteMarginTable(b *strings.Builder, which string, names []string, margin func(string) Margin) {
+	b.WriteString("\n## Margins\n\n" + which + ": its prober acts at the threshold of failed probes in a row, " +
+		"a probe fails past its timeout, and evidence fails a check after its window without proof of life.\n\n" +
+		"| configuration | failed probes in a row | slowest passing probe | longest without proof of life |\n| --- | --- | --- | --- |\n")
+	for _, name := range names {
+		m := margin(name)
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name, m.InARow(), m.SlowestPass(), m.WithoutProof())
+	}
 }
 
 // String reads m as a margin: "1 of 3 failures in a row, slowest pass 2.10s

@@ -77,14 +77,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, c := range s.Configs {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, describeHealth(c.Health), describeProber(c.Prober))
 	}
-	b.WriteString("\n## Margins\n\nHow close each configuration came to a false restart while the link worked: " +
-		"its prober acts at the threshold of failed probes in a row, a probe fails past its timeout, " +
-		"and evidence fails a check after its window without proof of life.\n\n" +
-		"| configuration | failed probes in a row | slowest passing probe | longest without proof of life |\n| --- | --- | --- | --- |\n")
-	for _, name := range r.Order {
-		m := r.Configs[name].Margin
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, m.InARow(), m.SlowestPass(), m.WithoutProof())
-	}
+	WriteMarginTable(&b, "How close each configuration came to a false restart while the link worked", r.Order,
+		func(name string) Margin { return r.Configs[name].Margin })
 	b.WriteString("\n## What it means\n\n")
 	for _, line := range r.findings() {
 		fmt.Fprintf(&b, "- %s\n", line)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
 // WriteTable writes each configuration's rates over every completed run as
@@ -81,14 +82,8 @@ func (m *Report) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("```\n")
 	}
-	b.WriteString("\n## Margins\n\nThe closest each configuration came to a false restart in any run while the link worked: " +
-		"its prober acts at the threshold of failed probes in a row, a probe fails past its timeout, " +
-		"and evidence fails a check after its window without proof of life.\n\n" +
-		"| configuration | failed probes in a row | slowest passing probe | longest without proof of life |\n| --- | --- | --- | --- |\n")
-	for _, cfg := range m.Configs {
-		mg := m.Overall[cfg].Margin
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cfg, mg.InARow(), mg.SlowestPass(), mg.WithoutProof())
-	}
+	scenarios.WriteMarginTable(&b, "The closest each configuration came to a false restart in any run while the link worked", m.Configs,
+		func(cfg string) scenarios.Margin { return m.Overall[cfg].Margin })
 	b.WriteString("\n## Runs\n\n| run | condition | seed | CPU | results |\n| --- | --- | --- | --- | --- |\n")
 	for i, r := range m.Runs {
 		note := ""
