@@ -18,13 +18,14 @@
 //     seconds since the container started are below it.
 //   - Liveness and readiness wait until the container counts as started
 //     (KubeletConfig.Started); a startup probe stops once it has passed.
-//   - One probe is one [HTTPGet]: a new connection, no proxy, no
-//     compression, TLS not verified, User-Agent kube-probe/1.34, a client
-//     timeout covering dial, TLS, headers and body, 200-399 passing (3xx as
-//     a Warning), redirects followed to the same host only and at most 10,
-//     at most 10 KiB of body read. A probe that errs after the response
-//     began (Outcome Unknown) is run again at once, up to three times, and
-//     then thrown away.
+//   - One probe is one [KubeletVersion.HTTPGet]: a new connection, no
+//     proxy, no compression, TLS not verified, HTTP/2 negotiated over TLS,
+//     User-Agent kube-probe/1.37 (or the [KubeletVersion] configured), a
+//     client timeout covering dial, TLS, headers and body, 200-399 passing
+//     (3xx as a Warning), redirects followed to the same host only and at
+//     most 10, at most 10 KiB of body read. A probe that errs after the
+//     response began (Outcome Unknown) is run again at once, up to three
+//     times, and then thrown away.
 //   - The worker keeps the last result and how many times in a row it
 //     occurred; a different result resets the count to 1. The stored
 //     state changes only when the count reaches failureThreshold or

@@ -104,7 +104,7 @@ func NewDocker(cfg DockerConfig, c Container) (*Docker, error) {
 	if err := finishProbeConfig(errs, &cfg.Clock); err != nil {
 		return nil, err
 	}
-	return &Docker{cfg: cfg, container: c, clock: cfg.Clock, probe: httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer)}, nil
+	return &Docker{cfg: cfg, container: c, clock: cfg.Clock, probe: httpProbe(DefaultKubeletVersion, cfg.URL, cfg.Timeout, cfg.Dialer)}, nil
 }
 
 // Status returns the container's health. Call it after Run returns, or from

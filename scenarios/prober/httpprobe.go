@@ -5,17 +5,18 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
-// KubeProbeUserAgent is the User-Agent of every probe request, as a kubelet
-// of Kubernetes 1.34 sends it: kube-probe/<major>.<minor>.
-const KubeProbeUserAgent = "kube-probe/1.34"
+// KubeProbeUserAgent is the User-Agent of the probe requests of
+// [DefaultKubeletVersion], kube-probe/1.37; see [KubeletVersion.UserAgent].
+const KubeProbeUserAgent = "kube-probe/1.37"
 
 const (
 	// maxProbeBody is how much of a response body a probe reads, as the
@@ -95,18 +96,26 @@ func (r Result) String() string {
 // maxLoggedBody caps Result.Body.
 const maxLoggedBody = 256
 
-// HTTPGet performs one kubelet-style httpGet probe of url and returns its
-// result. Like the kubelet it opens a new connection (keep-alives off),
-// ignores proxies, turns compression off and does not verify TLS
-// certificates; it sends User-Agent [KubeProbeUserAgent] and Accept */*.
-// timeout is the http.Client timeout: it covers the dial, the TLS handshake,
-// the headers and the body, and closes the connection when it fires.
-// Redirects are followed only to the same host name, at most 10; a redirect
-// to another host is returned as is, a Warning. Only the first 10 KiB of the
-// body are read, and truncation is not an error. Ending ctx also ends the
-// probe. dialer opens the connection; nil means the host network.
+// HTTPGet performs one httpGet probe of url as the kubelet of
+// [DefaultKubeletVersion] does; see [KubeletVersion.HTTPGet].
 func HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer check.Dialer) Result {
-	return timed(func() Result { return httpGet(ctx, url, timeout, dialer) })
+	return DefaultKubeletVersion.HTTPGet(ctx, url, timeout, dialer)
+}
+
+// HTTPGet performs one httpGet probe of url as the kubelet of version v
+// does and returns its result. Like the kubelet it opens a new connection
+// (keep-alives off), ignores proxies, turns compression off, does not
+// verify TLS certificates and negotiates HTTP/2 over TLS (ALPN h2, else
+// HTTP/1.1); it sends User-Agent [KubeletVersion.UserAgent] and Accept */*.
+// timeout is the http.Client timeout: it covers the dial, the TLS
+// handshake, the headers and the body, and closes the connection when it
+// fires. Redirects are followed only to the same host name, at most 10; a
+// redirect to another host is returned as is, a Warning. Only the first
+// 10 KiB of the body are read, and truncation is not an error. Ending ctx
+// also ends the probe. dialer opens the connection; nil means the host
+// network, lingering 1 s on close from 1.27 on.
+func (v KubeletVersion) HTTPGet(ctx context.Context, url string, timeout time.Duration, dialer check.Dialer) Result {
+	return timed(func() Result { return httpGet(ctx, v, url, timeout, dialer) })
 }
 
 // timed runs probe and stamps its result with when it started and how long
@@ -118,27 +127,20 @@ func timed(probe func() Result) Result {
 	return res
 }
 
-func httpGet(ctx context.Context, url string, timeout time.Duration, dialer check.Dialer) Result {
+func httpGet(ctx context.Context, v KubeletVersion, url string, timeout time.Duration, dialer check.Dialer) Result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return Result{Outcome: Failure, Err: err}
 	}
-	req.Header.Set("User-Agent", KubeProbeUserAgent)
+	req.Header.Set("User-Agent", v.UserAgent())
 	req.Header.Set("Accept", "*/*")
 
 	if dialer == nil {
-		dialer = &net.Dialer{}
+		dialer = v.dialer()
 	}
-	tr := &http.Transport{
-		Proxy:              nil,
-		DialContext:        dialer.DialContext,
-		DisableKeepAlives:  true,
-		DisableCompression: true,
-		TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet
-		// The kubelet's transport also bounds the TLS handshake by itself
-		// (utilnet.SetTransportDefaults); the client timeout is the shorter
-		// of the two for any probe timeout below 10 s.
-		TLSHandshakeTimeout: 10 * time.Second,
+	tr, err := probeTransport(dialer)
+	if err != nil {
+		return Result{Outcome: Failure, Err: err}
 	}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{
@@ -182,4 +184,33 @@ func httpGet(ctx context.Context, url string, timeout time.Duration, dialer chec
 		res.Err = fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
 	}
 	return res
+}
+
+// probeTransport returns the transport of one probe, as the kubelet's
+// (pkg/probe/http/http.go, utilnet.SetTransportDefaults): keep-alives,
+// proxies and compression off, TLS not verified, and HTTP/2 configured
+// from x/net/http2, so that an HTTPS server that speaks HTTP/2 alone
+// passes as it does the kubelet's probe. The HTTP/2 connection health
+// check's timeouts are the kubelet's too, although a probe's connection
+// rarely lives long enough to see one.
+func probeTransport(dialer check.Dialer) (*http.Transport, error) {
+	tr := &http.Transport{
+		Proxy:              nil,
+		DialContext:        dialer.DialContext,
+		DisableKeepAlives:  true,
+		DisableCompression: true,
+		TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet
+		// The kubelet's transport also bounds the TLS handshake by itself;
+		// the client timeout is the shorter of the two for any probe
+		// timeout below 10 s.
+		TLSHandshakeTimeout: 10 * time.Second,
+	}
+	// With keep-alives off, x/net/http2 closes the connection once its
+	// one request is done, as net/http does for HTTP/1.1.
+	t2, err := http2.ConfigureTransports(tr)
+	if err != nil {
+		return nil, fmt.Errorf("configure HTTP/2: %w", err)
+	}
+	t2.ReadIdleTimeout, t2.PingTimeout = 30*time.Second, 15*time.Second
+	return tr, nil
 }

@@ -26,7 +26,8 @@ func probeServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.In
 	return srv, &conns
 }
 
-// Request headers: User-Agent kube-probe/<major>.<minor>, Accept */*, and no
+// Request headers: User-Agent kube-probe/<major>.<minor> of the kubelet
+// version imitated (the newest, 1.37, by default), Accept */*, and no
 // Accept-Encoding (compression off).
 func TestHTTPGetHeaders(t *testing.T) {
 	t.Parallel()
@@ -34,19 +35,29 @@ func TestHTTPGetHeaders(t *testing.T) {
 	srv, _ := probeServer(t, func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Clone()
 	})
-	res := HTTPGet(context.Background(), srv.URL, 5*time.Second, nil)
-	if res.Outcome != Success || res.Code != 200 || res.Err != nil {
-		t.Fatalf("result %+v, want a 200 success", res)
+	for v, ua := range map[KubeletVersion]string{0: "kube-probe/1.37", 30: "kube-probe/1.30", 20: "kube-probe/1.20"} {
+		res := v.HTTPGet(context.Background(), srv.URL, 5*time.Second, nil)
+		if res.Outcome != Success || res.Code != 200 || res.Err != nil {
+			t.Fatalf("version %d: result %+v, want a 200 success", v, res)
+		}
+		h := <-got
+		if got := h.Get("User-Agent"); got != ua {
+			t.Errorf("version %d: User-Agent %q, want %q", v, got, ua)
+		}
+		if a := h.Get("Accept"); a != "*/*" {
+			t.Errorf("Accept %q", a)
+		}
+		if ae := h.Get("Accept-Encoding"); ae != "" {
+			t.Errorf("Accept-Encoding %q: compression is on", ae)
+		}
 	}
-	h := <-got
-	if ua := h.Get("User-Agent"); ua != "kube-probe/1.34" {
-		t.Errorf("User-Agent %q", ua)
+	// HTTPGet is the default version's, whose User-Agent KubeProbeUserAgent
+	// names.
+	if res := HTTPGet(context.Background(), srv.URL, 5*time.Second, nil); res.Outcome != Success {
+		t.Fatalf("result %+v, want a success", res)
 	}
-	if a := h.Get("Accept"); a != "*/*" {
-		t.Errorf("Accept %q", a)
-	}
-	if ae := h.Get("Accept-Encoding"); ae != "" {
-		t.Errorf("Accept-Encoding %q: compression is on", ae)
+	if ua := (<-got).Get("User-Agent"); ua != KubeProbeUserAgent || ua != DefaultKubeletVersion.UserAgent() {
+		t.Errorf("HTTPGet's User-Agent %q, KubeProbeUserAgent %q, the default version's %q: want one", ua, KubeProbeUserAgent, DefaultKubeletVersion.UserAgent())
 	}
 }
 

@@ -127,6 +127,10 @@ type KubeletConfig struct {
 	// Type is the probe type: Liveness (the zero value), Readiness or
 	// Startup.
 	Type ProbeType
+	// Version is the Kubernetes release whose kubelet the probes imitate
+	// where kubelets differ (see KubeletVersion); DefaultKubeletVersion,
+	// the newest modelled, when zero.
+	Version KubeletVersion
 	// Period between probes: periodSeconds, 10 s when zero.
 	Period time.Duration
 	// Timeout of one probe: timeoutSeconds, 1 s when zero.
@@ -206,6 +210,9 @@ func NewKubelet(cfg KubeletConfig, c Container) (*Kubelet, error) {
 	fillDefault(&errs, "initialDelay", &cfg.InitialDelay, 0)
 	fillDefault(&errs, "successThreshold", &cfg.SuccessThreshold, DefaultKubeletSuccessThreshold)
 	fillDefault(&errs, "failureThreshold", &cfg.FailureThreshold, DefaultKubeletFailureThreshold)
+	if err := cfg.Version.Check(); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.Type != Readiness && cfg.SuccessThreshold != 1 {
 		errs = append(errs, fmt.Errorf("successThreshold must be 1 for liveness and startup probes, got %d", cfg.SuccessThreshold))
 	}

@@ -49,10 +49,11 @@ func CheckURL(s string) error {
 	return nil
 }
 
-// httpProbe is a prober's probe: one HTTPGet of probeURL.
-func httpProbe(probeURL string, timeout time.Duration, dialer check.Dialer) func(context.Context) Result {
+// httpProbe is a prober's probe: one httpGet of probeURL as the kubelet
+// of version v.
+func httpProbe(v KubeletVersion, probeURL string, timeout time.Duration, dialer check.Dialer) func(context.Context) Result {
 	return func(ctx context.Context) Result {
-		return HTTPGet(ctx, probeURL, timeout, dialer)
+		return v.HTTPGet(ctx, probeURL, timeout, dialer)
 	}
 }
 
@@ -73,7 +74,9 @@ func kubeletProbe(cfg KubeletConfig) (func(context.Context) Result, error) {
 		if _, _, err := net.SplitHostPort(cfg.TCPSocket); err != nil {
 			return nil, fmt.Errorf("tcpSocket must be host:port, got %q", cfg.TCPSocket)
 		}
-		return func(ctx context.Context) Result { return TCPSocket(ctx, cfg.TCPSocket, cfg.Timeout, cfg.Dialer) }, nil
+		return func(ctx context.Context) Result {
+			return cfg.Version.TCPSocket(ctx, cfg.TCPSocket, cfg.Timeout, cfg.Dialer)
+		}, nil
 	case len(cfg.Exec) > 0:
 		if cfg.Exec[0] == "" {
 			return nil, errors.New("exec: the command is empty")
@@ -84,5 +87,5 @@ func kubeletProbe(cfg KubeletConfig) (func(context.Context) Result, error) {
 	if err := CheckURL(cfg.URL); err != nil {
 		return nil, err
 	}
-	return httpProbe(cfg.URL, cfg.Timeout, cfg.Dialer), nil
+	return httpProbe(cfg.Version, cfg.URL, cfg.Timeout, cfg.Dialer), nil
 }
