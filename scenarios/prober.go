@@ -27,7 +27,7 @@ func newProber(p ProberSpec, hostPort string, rnd *rand.Rand, rec *recorder, c p
 		URL: url, TCPSocket: tcpSocket, Exec: command,
 		Period: p.Period.Duration, Timeout: p.Timeout.Duration,
 		InitialDelay: p.InitialDelay.Duration, FailureThreshold: p.FailureThreshold,
-		SuccessThreshold: p.SuccessThreshold, Rand: rnd,
+		SuccessThreshold: p.SuccessThreshold, Version: p.KubeletVersion, Rand: rnd,
 		OnProbe: rec.probe, OnDecision: rec.decision,
 	}, c)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // Duration is a time.Duration written as "10s" or "1m30s" in specs.
@@ -221,4 +222,8 @@ type ProberSpec struct {
 	SuccessThreshold int      `json:"success_threshold,omitempty"`
 	// StartPeriod is Docker's --start-period.
 	StartPeriod Duration `json:"start_period,omitempty"`
+	// KubeletVersion is the Kubernetes release whose kubelet a kubelet
+	// prober imitates where kubelets differ, "1.20" to "1.37" (the
+	// default); see prober.KubeletVersion.
+	KubeletVersion prober.KubeletVersion `json:"kubelet_version,omitempty"`
 }

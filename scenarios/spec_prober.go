@@ -36,6 +36,12 @@ func (p ProberSpec) validate() error {
 	if p.Autoheal && p.Kind != "docker" {
 		return errors.New("autoheal: only for kind docker (the kubelet restarts by itself)")
 	}
+	if p.KubeletVersion != 0 && p.Kind != "kubelet" {
+		return errors.New("kubelet_version: only for kind kubelet")
+	}
+	if err := p.KubeletVersion.Check(); err != nil {
+		return fmt.Errorf("kubelet_version: %w", err)
+	}
 	if p.usesEndpoint() {
 		if !strings.HasPrefix(p.Endpoint, "/") {
 			return fmt.Errorf("endpoint: %q must be a path such as / or /check/", p.Endpoint)

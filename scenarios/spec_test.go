@@ -48,6 +48,7 @@ configs:
       endpoint: /check/?timeout=9s
       period: 10s
       timeout: 10s
+      kubelet_version: "1.30"
       failure_threshold: 3
   - name: docker
     health:
@@ -75,7 +76,7 @@ func TestParseReadsEveryField(t *testing.T) {
 		s.Container.StartDelay.Duration != 3*time.Second || len(s.Configs) != 4 ||
 		s.Configs[1].Health.HealBackoff.Step.Duration != 5*time.Second ||
 		s.Configs[1].Prober.StartPeriod.Duration != 10*time.Second || !s.Configs[1].Prober.Autoheal ||
-		s.Configs[2].Health.Preset != "upstream" || s.Configs[2].Prober.Handler != "tcpSocket" ||
+		s.Configs[2].Health.Preset != "upstream" || s.Configs[2].Prober.Handler != "tcpSocket" || s.Configs[0].Prober.KubeletVersion != 30 ||
 		len(s.Configs[3].Prober.Exec) != 3 || s.Link.Rate != 20*rate.Mbit || s.Link.Queue.Packets != 256 ||
 		*s.Link.Changes[0].Rate != 10*rate.Mbit || s.Link.Changes[0].Queue != nil ||
 		s.Link.Outages[1].Direction != OutageDown || s.Configs[0].Health.Mode != middleware.ModeProbe {
@@ -138,6 +139,9 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"handler: exec, exec: [sh, -c", "handler: exec, exe: [sh, -c", "unknown field"},
 		{"handler: exec, exec:", "exec:", "configs[3].prober: exec"},
 		{"      failure_threshold: 3\n", "      failure_threshold: 3\n      autoheal: true\n", "configs[0].prober: autoheal"},
+		{`kubelet_version: "1.30"`, `kubelet_version: "1.19"`, "configs[0].prober.kubelet_version: kubelet version 1.19 is not modelled: want 1.20 to 1.37"},
+		{`kubelet_version: "1.30"`, `kubelet_version: 1.30`, `configs[0].prober.kubelet_version: kubelet version 1.3: want a string such as "1.30"`},
+		{"start_period: 10s, autoheal: true}", `start_period: 10s, autoheal: true, kubelet_version: "1.30"}`, "configs[1].prober: kubelet_version: only for kind kubelet"},
 	} {
 		if !strings.Contains(specYAML, tc.from) {
 			t.Fatalf("test spec lacks %q", tc.from)
