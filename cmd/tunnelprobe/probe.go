@@ -50,7 +50,7 @@ var probeExclusive = [][]string{{"count", "duration"}}
 
 // kubeletOnly and dockerOnly name the flags that apply to one prober only.
 var (
-	kubeletOnly = []string{"type", "period", "failure-threshold", "success-threshold", "initial-delay"}
+	kubeletOnly = []string{"type", "period", "failure-threshold", "success-threshold", "initial-delay", "kubelet-version"}
 	dockerOnly  = []string{"interval", "retries", "start-period", "start-interval"}
 )
 
@@ -60,6 +60,8 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 	fs.Var(cliflag.Addr(&k.TCPSocket, "", true), "tcp-socket", "`host:port` to probe with tcpSocket: a connection opened within the timeout passes")
 	fs.BoolVar(&f.exec, "exec", false, "probe with exec: run the command after -- (no shell), exit 0 passes")
 	fs.TextVar(&k.Type, "type", prober.Liveness, "probe `type`: liveness, readiness or startup")
+	fs.TextVar(&k.Version, "kubelet-version", prober.DefaultKubeletVersion, "Kubernetes `version` of the kubelet imitated where kubelets differ "+
+		"(User-Agent, 1 s linger from 1.27): "+prober.OldestKubeletVersion.String()+" to "+prober.DefaultKubeletVersion.String())
 	fs.Var(cliflag.Duration(&k.Period, prober.DefaultKubeletPeriod, false), "period", "`duration` between probes (periodSeconds)")
 	fs.Var(cliflag.Duration(&k.Timeout, prober.DefaultKubeletTimeout, false), "timeout", "`duration` of one probe (timeoutSeconds); 30s with --docker")
 	fs.Var(cliflag.Int(&k.FailureThreshold, prober.DefaultKubeletFailureThreshold, 1), "failure-threshold",
@@ -113,8 +115,7 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 			return cliflag.UsageError(stderr, fs.Name(), err)
 		}
 		if err := d.Run(ctx); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-			return 1
+			return cliflag.ExitCode(stderr, fs.Name(), err)
 		}
 		return p.verdict(d.WasUnhealthy(), "the target became unhealthy")
 	}
@@ -126,8 +127,7 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 	if err := k.Run(ctx); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-		return 1
+		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
 	if cfg.Type == prober.Readiness {
 		return p.verdict(k.State() != prober.Success, "not ready at the end")

@@ -71,7 +71,7 @@ func TestProbeHelp(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, flag := range []string{"--url", "--period", "--timeout", "--failure-threshold", "--success-threshold",
-		"--initial-delay", "--type", "--count", "--duration", "--docker", "TUNNELPROBE_PROBE_URL"} {
+		"--initial-delay", "--type", "--kubelet-version", "--count", "--duration", "--docker", "TUNNELPROBE_PROBE_URL"} {
 		if !strings.Contains(stdout, flag) {
 			t.Errorf("help does not show %s", flag)
 		}
@@ -165,6 +165,53 @@ func TestProbeDocker(t *testing.T) {
 	for _, want := range []string{"unhealthy (container c1)", "would restart at"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// --kubelet-version names the kubelet imitated: its probes carry that
+// version's User-Agent, from the flag or the environment. A version not
+// modelled is a usage error naming the flag and the versions that are.
+func TestProbeKubeletVersion(t *testing.T) {
+	t.Parallel()
+	agents := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { agents <- r.UserAgent() }))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--kubelet-version", "1.30"}, "kube-probe/1.30"},
+		{map[string]string{"TUNNELPROBE_PROBE_KUBELET_VERSION": "v1.27"}, nil, "kube-probe/1.27"},
+	} {
+		code, stdout, stderr := runProbeCmd(context.Background(), tt.env, append(tt.args, "--url", srv.URL, "--count", "1")...)
+		if code != 0 {
+			t.Fatalf("%v %v: exit %d:\n%s%s", tt.env, tt.args, code, stdout, stderr)
+		}
+		if ua := <-agents; ua != tt.want {
+			t.Errorf("%v %v: User-Agent %q, want %q", tt.env, tt.args, ua, tt.want)
+		}
+	}
+
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{nil, []string{"--kubelet-version", "1.19"}, []string{"-kubelet-version", "1.20 to 1.37"}},
+		{nil, []string{"--kubelet-version", "2.0"}, []string{"-kubelet-version", "1.20 to 1.37"}},
+		{map[string]string{"TUNNELPROBE_PROBE_KUBELET_VERSION": "latest"}, nil, []string{"kubelet-version", "1.20 to 1.37"}},
+		{nil, []string{"--docker", "--kubelet-version", "1.30"}, []string{"--kubelet-version does not apply with --docker"}},
+	} {
+		code, _, stderr := runProbeCmd(context.Background(), tt.env, append(tt.args, "--url", srv.URL)...)
+		if code != 2 {
+			t.Errorf("%v %v: exit %d, want 2; stderr: %s", tt.env, tt.args, code, stderr)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%v %v: stderr does not name %q:\n%s", tt.env, tt.args, want, stderr)
+			}
 		}
 	}
 }
