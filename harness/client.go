@@ -41,6 +41,13 @@ type ClientConfig struct {
 	Keepalive time.Duration
 	// Log receives WireGuard's errors at debug level; nil discards them.
 	Log *slog.Logger
+	// TUN, when set, runs the client on a kernel TUN device of that name
+	// instead of a netstack, as a VPN client container does (Linux; it
+	// needs CAP_NET_ADMIN and /dev/net/tun). The device gets Addr/24, so
+	// the kernel routes the tunnel's network through it for every program
+	// in the network namespace; each start makes a new device. Dial then
+	// uses the kernel's routes and resolves no lab names.
+	TUN string
 }
 
 // Client is the client peer. Dial opens connections inside the tunnel.
@@ -109,7 +116,9 @@ func (c *Client) start() (*peer, error) {
 		hosts:  labHosts(c.cfg.ServerAddr),
 		peerCfg: fmt.Sprintf("public_key=%s\nendpoint=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
 			c.cfg.ServerPublicKey.hex(), c.cfg.Endpoint, all, keepaliveSeconds(c.cfg.Keepalive)),
-		log: c.cfg.Log,
+		log:        c.cfg.Log,
+		kernel:     c.cfg.TUN,
+		kernelBits: c.cfg.Addr.BitLen() - 8,
 	})
 }
 
@@ -128,6 +137,10 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 	if p == nil {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: ErrClientDown}
 	}
+	if p.tun == nil {
+		var d net.Dialer
+		return d.DialContext(ctx, network, address)
+	}
 	// A restart during the dial closes p's stack, which fails the dial as
 	// a real interface going away would.
 	return p.tun.DialContext(ctx, network, address)
@@ -144,6 +157,9 @@ func (c *Client) ReadCounters() (middleware.Counters, error) {
 	defer c.mu.RUnlock()
 	if c.peer == nil {
 		return middleware.Counters{}, ErrClientDown
+	}
+	if c.peer.tun == nil {
+		return middleware.InterfaceCounters(c.peer.kernel).ReadCounters()
 	}
 	return c.peer.tun.counters(), nil
 }

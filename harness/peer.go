@@ -9,13 +9,16 @@ import (
 	"time"
 
 	"golang.zx2c4.com/wireguard/device"
+	"golang.zx2c4.com/wireguard/tun"
 )
 
-// peer is one WireGuard device on its own netstack.
+// peer is one WireGuard device on its own netstack, or on a kernel TUN
+// device.
 type peer struct {
-	dev  *device.Device
-	tun  *netTUN
-	bind *udpBind
+	dev    *device.Device
+	tun    *netTUN // nil on a kernel device
+	kernel string  // the kernel device's name, if any
+	bind   *udpBind
 }
 
 type peerConfig struct {
@@ -27,6 +30,10 @@ type peerConfig struct {
 	hosts   map[string]netip.Addr
 	peerCfg string // the UAPI lines of the one peer
 	log     *slog.Logger
+	// kernel, when set, names a kernel TUN device to run on instead of a
+	// netstack; the address then gets kernelBits of prefix.
+	kernel     string
+	kernelBits int
 }
 
 func startPeer(c peerConfig) (*peer, error) {
@@ -34,7 +41,14 @@ func startPeer(c peerConfig) (*peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := newNetTUN(c.addr, c.mtu, c.bufs, c.hosts)
+	var td tun.Device
+	var nt *netTUN
+	if c.kernel != "" {
+		td, err = createKernelTUN(c.kernel, c.mtu)
+	} else {
+		nt, err = newNetTUN(c.addr, c.mtu, c.bufs, c.hosts)
+		td = nt
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +59,7 @@ func startPeer(c peerConfig) (*peer, error) {
 		logger.Verbosef = func(format string, args ...any) { l.Debug(fmt.Sprintf(format, args...)) }
 	}
 	b := &udpBind{host: host}
-	dev := device.NewDevice(t, b, logger) // takes ownership of t
+	dev := device.NewDevice(td, b, logger) // takes ownership of td
 	uapi := fmt.Sprintf("private_key=%s\nlisten_port=%d\nreplace_peers=true\n%s", c.priv.hex(), port, c.peerCfg)
 	if err := dev.IpcSet(uapi); err != nil {
 		dev.Close()
@@ -55,7 +69,13 @@ func startPeer(c peerConfig) (*peer, error) {
 		dev.Close()
 		return nil, fmt.Errorf("harness: WireGuard up: %w", err)
 	}
-	return &peer{dev: dev, tun: t, bind: b}, nil
+	if c.kernel != "" {
+		if err := configureKernelTUN(c.kernel, netip.PrefixFrom(c.addr, c.kernelBits)); err != nil {
+			dev.Close()
+			return nil, err
+		}
+	}
+	return &peer{dev: dev, tun: nt, kernel: c.kernel, bind: b}, nil
 }
 
 func splitListen(s string) (string, uint16, error) {

@@ -23,6 +23,7 @@ const labUsage = `Usage: tunnelprobe lab [flags]            the whole lab in one
        tunnelprobe lab server [flags]     the server peer, TLS target and sinks
        tunnelprobe lab link [flags]       the shaped link as a UDP relay
        tunnelprobe lab client [flags]     the client peer and its SOCKS5 ingress
+       tunnelprobe lab pause              hold a network namespace, as a pod's pause does
 
 A WireGuard tunnel in user space (wireguard-go over a netstack, no root, no
 kernel device) between a client peer and a server peer, over a link shaped
@@ -32,7 +33,9 @@ peer offers a SOCKS5 ingress into the tunnel. --control serves the link's
 settings, outages included (GET/PUT /link), and restarts the client (POST
 /restart); --serve runs the health server beside the client, checking the
 TLS target through the tunnel. The roles run the same parts as separate
-processes or containers (docs/lab.md). Ctrl-C stops it.
+processes or containers; with --tun the client runs on a kernel TUN device,
+as a VPN container does, for every program in its network namespace
+(docs/lab.md). Ctrl-C stops it.
 `
 
 // labCommand implements "tunnelprobe lab". It returns the exit code: 0 after
@@ -46,6 +49,9 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 			return runLabClient(ctx, args[1:], getenv, stdout, stderr)
 		case "link":
 			return runLabLink(ctx, args[1:], getenv, stdout, stderr)
+		case "pause": // the containers that join its namespace outlive each other's restarts
+			<-ctx.Done()
+			return 0
 		}
 	}
 	fs := flag.NewFlagSet("tunnelprobe lab", flag.ContinueOnError)
@@ -252,6 +258,9 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	health := registerLabHealth(fs, "the TLS target")
 	tlsCA := fs.String("tls-ca", "", "PEM `file` of the TLS target's CA (the server's --ca-out), read again whenever it changes;\n"+
 		"required with --serve")
+	var tunName string
+	fs.Var(cliflag.String(&tunName, cliflag.InterfaceName), "tun", "run on a kernel TUN `device` of this name (CAP_NET_ADMIN, /dev/net/tun) that routes "+
+		harness.ServerTunnelAddr.String()+"/24\nfor this network namespace, with no SOCKS5 ingress; excludes --serve: run serve beside it")
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveflags.Exclusive...); !ok {
 		return code
 	}
@@ -261,6 +270,11 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	if *health.addr != "" && *tlsCA == "" {
 		return cliflag.UsageError(stderr, fs.Name(), errors.New("--serve needs --tls-ca, the TLS target's CA file"))
 	}
+	if tunName != "" && *health.addr != "" {
+		return cliflag.UsageError(stderr, fs.Name(), errors.New("--tun excludes --serve: run tunnelprobe serve in this network namespace"))
+	} else if tunName != "" {
+		*socks = ""
+	}
 	key, pk, err := roleKeys(*keyFile, *peer, *pubOut)
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
@@ -269,12 +283,15 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), fmt.Errorf("invalid value %q for flag --endpoint: %w", *endpoint, err))
 	}
-	cl := harness.NewClient(harness.ClientConfig{PrivateKey: key, ServerPublicKey: pk, Endpoint: ep, Listen: *listen})
+	cl := harness.NewClient(harness.ClientConfig{PrivateKey: key, ServerPublicKey: pk, Endpoint: ep, Listen: *listen, TUN: tunName})
 	if err := cl.Start(ctx); err != nil {
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
 	defer cl.Close()
 	fmt.Fprintf(stdout, "wireguard %s -> %s\npublic-key %s\n", cl.UDPAddr(), ep, key.Public())
+	if ifi, err := net.InterfaceByName(tunName); tunName != "" && err == nil {
+		fmt.Fprintf(stdout, "tun %s ifindex %d\n", tunName, ifi.Index) // a new one at each start
+	}
 	if *socks != "" {
 		s, err := harness.ListenSOCKS5(ctx, *socks, cl.DialContext)
 		if err != nil {
@@ -287,7 +304,7 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	return serveRole(ctx, fs.Name(), srv, *health.addr, *control, harness.ControlHandler(nil, cl.Restart), stdout, stderr)
+	return serveRole(ctx, fs.Name(), srv, *health.addr, *control, harness.ClientControlHandler(cl), stdout, stderr)
 }
 
 // wrap prefixes a non-nil err with what.
