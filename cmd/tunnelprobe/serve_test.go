@@ -324,6 +324,11 @@ func TestServeBadUsage(t *testing.T) {
 		{"env period", nil, map[string]string{"TUNNELPROBE_PERIOD": "fast"}, []string{"--period", "TUNNELPROBE_PERIOD"}},
 		{"env threshold", nil, map[string]string{"TUNNELPROBE_FAILURE_THRESHOLD": "0"}, []string{"--failure-threshold", "TUNNELPROBE_FAILURE_THRESHOLD"}},
 		{"env bool", nil, map[string]string{"TUNNELPROBE_HIDE_ERRORS": "yes please"}, []string{"--hide-errors", "TUNNELPROBE_HIDE_ERRORS"}},
+		{"heal request method", []string{"--heal-http", "post http://127.0.0.1:1/"}, nil, []string{"--heal-http", "METHOD URL"}},
+		{"heal request URL", []string{"--heal-http", "POST /restart"}, nil, []string{"--heal-http", "absolute http"}},
+		{"heal header alone", []string{"--heal-header", "X-API-Key: k"}, nil, []string{"--heal-header", "--heal-http"}},
+		{"heal header malformed", []string{"--heal-http", "POST http://127.0.0.1:1/", "--heal-header", "X-API-Key"}, nil, []string{"--heal-header", "Name: value"}},
+		{"heal command and requests", []string{"--heal-cmd", "true", "--heal-http", "POST http://127.0.0.1:1/"}, nil, []string{"--heal-cmd", "--heal-http"}},
 		{"env timeout and timeouts", nil, map[string]string{"TUNNELPROBE_TIMEOUT": "1s", "TUNNELPROBE_TIMEOUTS": "2s"}, []string{"TUNNELPROBE_TIMEOUTS"}},
 	}
 	for _, tt := range tests {

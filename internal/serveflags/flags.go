@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
@@ -34,6 +36,9 @@ type Flags struct {
 	tlsCA       cafile.File
 	tlsInsecure bool
 	dnsServer   string
+	echoTargets cliflag.StringList
+	healHTTP    cliflag.StringList
+	healHeaders cliflag.StringList
 
 	// The server and its monitor (Server, as far as flags set it): see
 	// RegisterMonitor. Timeouts comes from
@@ -60,7 +65,7 @@ type Flags struct {
 var presetExcludes = []string{"mode", "period", "timeout", "timeouts", "failure-threshold", "light-probe", "evidence-iface", "evidence-wireguard", "evidence"}
 
 // Exclusive lists the flags that set the same thing, for cliflag.Parse.
-var Exclusive = [][]string{{"timeout", "timeouts"}, {"evidence-iface", "evidence-wireguard"}}
+var Exclusive = [][]string{{"timeout", "timeouts"}, {"evidence-iface", "evidence-wireguard"}, {"heal-cmd", "heal-http"}}
 
 // Register registers every flag of the serve command on fs. Parse them with
 // cliflag.Parse(fs, args, getenv, Exclusive...).
@@ -94,6 +99,9 @@ func (f *Flags) registerCheck(fs *flag.FlagSet) {
 	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
+	f.echoTargets.Values = preset.UpstreamEchoTargets
+	fs.Var(&f.echoTargets, "echo-target", "with --preset upstream: `host` its small check echoes, repeatable, in turn (the upstream's\n"+
+		"HEALTH_ICMP_TARGET_IPS; default 1.1.1.1 and 8.8.8.8)")
 }
 
 // RegisterMonitor registers the flags that say how the checks are driven.
@@ -118,6 +126,10 @@ func (f *Flags) RegisterMonitor(fs *flag.FlagSet) {
 	fs.StringVar(&f.Server.HealCommand, "heal-cmd", "", "shell `command` the loop runs (with /bin/sh -c) to heal an unhealthy tunnel, e.g. restart the VPN;\n"+
 		"its exit status decides, and what it leaves in its process group is killed: start a daemon with\n"+
 		"setsid sh -c 'daemon >>log 2>&1 &' (docs/serve.md)")
+	fs.Var(&f.healHTTP, "heal-http", "`request` the loop sends to heal an unhealthy tunnel, as METHOD URL [BODY], repeatable, sent in\n"+
+		"order, each to be answered 2xx: the VPN client's own control API, e.g. POST http://127.0.0.1:8000/restart;\n"+
+		"excludes --heal-cmd (docs/serve.md)")
+	fs.Var(&f.healHeaders, "heal-header", "`header` sent with every --heal-http request, as Name: value, repeatable: an API key")
 	fs.Var(cliflag.Duration(&m.HealTimeout, middleware.DefaultHealTimeout, false), "heal-timeout",
 		"the longest `duration` a heal may take: then its command is killed and the heal reported as failed")
 	f.registerEvidence(fs)
@@ -169,6 +181,28 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 				cliflag.EnvName(fs, "timeout"), cliflag.EnvName(fs, "timeouts"))
 		}
 		cfg.Monitor.Timeouts = f.timeouts
+	}
+	header := http.Header{}
+	for _, h := range f.healHeaders.Values {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+			return server.Config{}, fmt.Errorf("invalid value %q for flag --heal-header: want Name: value", h)
+		}
+		header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	if cfg.HealCommand != "" && len(f.healHTTP.Values) > 0 {
+		return server.Config{}, errors.New("--heal-cmd and --heal-http exclude each other: give one")
+	}
+	if len(header) > 0 && len(f.healHTTP.Values) == 0 {
+		return server.Config{}, errors.New("--heal-header goes with --heal-http requests: give those too")
+	}
+	for _, r := range f.healHTTP.Values {
+		req, err := server.ParseHealRequest(r)
+		if err != nil {
+			return server.Config{}, fmt.Errorf("invalid value for flag --heal-http: %w", err)
+		}
+		req.Header = header
+		cfg.HealRequests = append(cfg.HealRequests, req)
 	}
 	if given["evidence-iface"] && given["evidence-wireguard"] {
 		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
@@ -285,7 +319,7 @@ func (f *Flags) NewServer(fs *flag.FlagSet, w io.Writer) (*server.Server, server
 		return nil, server.Config{}, err
 	}
 	dnsServer := cmp.Or(f.dnsServer, preset.UpstreamEchoTargets[0])
-	f.ApplyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, preset.UpstreamEchoTargets...), checks...)
+	f.ApplyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, f.echoTargets.Values...), checks...)
 	checker := checks[0] // several pass when any one does
 	if len(checks) > 1 {
 		checker = check.AnyOf(checks...)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +21,9 @@ type Config struct {
 	// HealCommand, when set, is the heal: a shell command run by
 	// [HealCommand], in place of Monitor.Heal.
 	HealCommand string
+	// HealRequests, when set, are the heal: HTTP requests sent in order
+	// by [HealHTTP], in place of Monitor.Heal; it excludes HealCommand.
+	HealRequests []HealRequest
 	// Metrics also serves Prometheus metrics at [MetricsPath] on the same
 	// listener: the monitor's (package prom), the Go runtime's and the
 	// process's.
@@ -49,8 +53,13 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	if cfg.Logger != nil {
 		mc.Observer = middleware.MultiObserver(middleware.NewSlogObserver(logger), mc.Observer)
 	}
-	if cfg.HealCommand != "" {
+	switch {
+	case cfg.HealCommand != "" && len(cfg.HealRequests) > 0:
+		return nil, errors.New("server: a heal command and heal requests exclude each other")
+	case cfg.HealCommand != "":
 		mc.Heal = HealCommand(cfg.HealCommand, logger)
+	case len(cfg.HealRequests) > 0:
+		mc.Heal = HealHTTP(cfg.HealRequests, nil, logger)
 	}
 	var m *metrics
 	if cfg.Metrics {
