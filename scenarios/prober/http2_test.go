@@ -1,98 +1,48 @@
 package prober
 
 import (
-	"crypto/tls"
 	"net"
 	"net/http"
-	"sync"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/net/http2"
-
-	"github.com/tunnelprobe/tunnelprobe/internal/pki"
 )
 
-// h2OnlyServer serves h over TLS that offers HTTP/2 alone: ALPN h2 only and
-// an http2.Server on every connection, so an HTTP/1.1 request gets the
-// connection closed. It returns the server's URL and counts the
-// connections it accepts.
-func h2OnlyServer(t *testing.T, h http.Handler) (string, *atomic.Int32) {
+// h2OnlyServer serves h over TLS that speaks HTTP/2 alone: its ALPN offers
+// h2 only, and a connection that did not negotiate it is closed, so an
+// HTTP/1.1 request gets EOF. It counts the connections it accepts.
+func h2OnlyServer(t *testing.T, h http.Handler) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	ca, err := pki.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := ca.Issue("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		NextProtos:   []string{http2.NextProtoTLS},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http2.Server{}
-	var (
-		accepted atomic.Int32
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		conns    = map[net.Conn]bool{}
-	)
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return // the listener was closed
-			}
-			accepted.Add(1)
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Go(func() {
-				// http2.Server checks the TLS version it reads from the
-				// connection: finish the handshake first.
-				if c.(*tls.Conn).Handshake() == nil {
-					srv.ServeConn(c, &http2.ServeConnOpts{Handler: h})
-				}
-				c.Close()
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-			})
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(h)
+	var protocols http.Protocols
+	protocols.SetHTTP2(true)
+	srv.Config.Protocols = &protocols
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
 		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		// A probe closes its connection, but one that failed half-way
-		// may leave the server waiting for a preface: close what is left
-		// so that every ServeConn returns.
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return "https://" + ln.Addr().String() + "/", &accepted
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, &conns
 }
 
 // An HTTPS server that speaks HTTP/2 alone passes, as the kubelet's probe
 // passes it: the kubelet's transport negotiates HTTP/2 over TLS
-// (utilnet.SetTransportDefaults configures x/net/http2 on it). The request
+// (utilnet.SetTransportDefaults configures HTTP/2 on it). The request
 // carries the same headers as over HTTP/1.1, compression still off, and
 // each probe opens a connection of its own, keep-alives off.
 func TestHTTPGetHTTP2OnlyServer(t *testing.T) {
 	t.Parallel()
 	got := make(chan *http.Request, 1)
-	url, accepted := h2OnlyServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, conns := h2OnlyServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r
 		w.Write([]byte("ok"))
 	}))
-	res := HTTPGet(t.Context(), url, 5*time.Second, nil)
+	res := HTTPGet(t.Context(), srv.URL, 5*time.Second, nil)
 	if res.Outcome != Success || res.Code != http.StatusOK || res.Body != "ok" {
 		t.Fatalf("result %+v, want a 200 success", res)
 	}
@@ -107,11 +57,11 @@ func TestHTTPGetHTTP2OnlyServer(t *testing.T) {
 		t.Errorf("Accept %q, Accept-Encoding %q; want */* and none", a, ae)
 	}
 
-	if res := HTTPGet(t.Context(), url, 5*time.Second, nil); res.Outcome != Success {
+	if res := HTTPGet(t.Context(), srv.URL, 5*time.Second, nil); res.Outcome != Success {
 		t.Fatalf("second probe: %+v", res)
 	}
 	<-got
-	if n := accepted.Load(); n != 2 {
+	if n := conns.Load(); n != 2 {
 		t.Errorf("%d connections for 2 probes, want 2", n)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/net/http2"
-
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
@@ -138,10 +136,7 @@ func httpGet(ctx context.Context, v KubeletVersion, url string, timeout time.Dur
 	if dialer == nil {
 		dialer = v.dialer()
 	}
-	tr, err := probeTransport(dialer)
-	if err != nil {
-		return Result{Outcome: Failure, Err: err}
-	}
+	tr := probeTransport(dialer)
 	defer tr.CloseIdleConnections()
 	client := &http.Client{
 		Transport: tr,
@@ -188,13 +183,18 @@ func httpGet(ctx context.Context, v KubeletVersion, url string, timeout time.Dur
 
 // probeTransport returns the transport of one probe, as the kubelet's
 // (pkg/probe/http/http.go, utilnet.SetTransportDefaults): keep-alives,
-// proxies and compression off, TLS not verified, and HTTP/2 configured
-// from x/net/http2, so that an HTTPS server that speaks HTTP/2 alone
+// proxies and compression off, TLS not verified, and HTTP/2 offered over
+// TLS beside HTTP/1.1, so that an HTTPS server that speaks HTTP/2 alone
 // passes as it does the kubelet's probe. The HTTP/2 connection health
-// check's timeouts are the kubelet's too, although a probe's connection
-// rarely lives long enough to see one.
-func probeTransport(dialer check.Dialer) (*http.Transport, error) {
-	tr := &http.Transport{
+// check's timeouts are the kubelet's too (its ReadIdleTimeout 30 s and
+// PingTimeout 15 s), although a probe's connection rarely lives long enough
+// to see one. With keep-alives off, an HTTP/2 connection too is closed once
+// its one request is done.
+func probeTransport(dialer check.Dialer) *http.Transport {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	return &http.Transport{
 		Proxy:              nil,
 		DialContext:        dialer.DialContext,
 		DisableKeepAlives:  true,
@@ -204,13 +204,9 @@ func probeTransport(dialer check.Dialer) (*http.Transport, error) {
 		// the client timeout is the shorter of the two for any probe
 		// timeout below 10 s.
 		TLSHandshakeTimeout: 10 * time.Second,
+		// A custom dialer and TLS configuration turn net/http's HTTP/2 off
+		// unless it is asked for.
+		Protocols: &protocols,
+		HTTP2:     &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}
-	// With keep-alives off, x/net/http2 closes the connection once its
-	// one request is done, as net/http does for HTTP/1.1.
-	t2, err := http2.ConfigureTransports(tr)
-	if err != nil {
-		return nil, fmt.Errorf("configure HTTP/2: %w", err)
-	}
-	t2.ReadIdleTimeout, t2.PingTimeout = 30*time.Second, 15*time.Second
-	return tr, nil
 }
