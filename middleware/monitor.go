@@ -89,6 +89,8 @@ func (m *Monitor) owe(t time.Time) {
 	m.mu.Lock()
 	m.dueBy = t
 	m.mu.Unlock()
+	// Staleness runs from DueBy: a WaitChange timing it must look again.
+	m.state.wake()
 }
 
 // setHealing records the heal the loop runs.
@@ -193,6 +195,44 @@ func (m *Monitor) WaitHealthy(ctx context.Context) Snapshot {
 			return s
 		}
 	}
+}
+
+// WaitChange blocks until the state differs from seen in Status or in
+// Stale, or until ctx ends, and returns the state then. A loop that falls
+// behind turns the state Stale with no result recorded: WaitChange notices
+// that when it happens, on the monitor's clock. Call it in a loop, passing
+// what it returned, to follow every change (package grpchealth's Watch
+// does).
+func (m *Monitor) WaitChange(ctx context.Context, seen Snapshot) Snapshot {
+	for {
+		s, changed := m.current()
+		if s.Status != seen.Status || s.Stale != seen.Stale {
+			return s
+		}
+		if !m.awaitChange(ctx, s, changed) {
+			s, _ = m.current()
+			return s
+		}
+	}
+}
+
+// awaitChange waits until changed is closed or s would turn Stale, and
+// reports whether ctx is still alive.
+func (m *Monitor) awaitChange(ctx context.Context, s Snapshot, changed <-chan struct{}) bool {
+	var staleAt <-chan time.Time
+	if !s.Stale && !s.DueBy.IsZero() {
+		// Stale is strictly more than a Period past DueBy.
+		t := m.cfg.Clock.NewTimer(m.cfg.Clock.Until(s.DueBy.Add(m.cfg.Period)) + time.Nanosecond)
+		defer t.Stop()
+		staleAt = t.Chan()
+	}
+	select {
+	case <-changed:
+	case <-staleAt:
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 func (m *Monitor) noteProbe() {

@@ -68,7 +68,7 @@ type stateStore struct {
 
 	mu      sync.Mutex
 	snap    Snapshot
-	changed chan struct{} // closed, then replaced, on every record
+	changed chan struct{} // closed, then replaced, on every record and wake
 }
 
 func newStateStore(mode Mode, threshold int, observer Observer) *stateStore {
@@ -85,6 +85,15 @@ func (s *stateStore) current() (Snapshot, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snap, s.changed
+}
+
+// wake wakes whoever waits for the next record, without a record: what the
+// snapshot adds around the state (the loop's DueBy) has changed.
+func (s *stateStore) wake() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // noteShort counts a check not recorded because its callers' deadline,

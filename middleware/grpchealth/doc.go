@@ -1,0 +1,42 @@
+// Package grpchealth serves a [middleware.Monitor] as gRPC's health service,
+// grpc.health.v1.Health, for the kubelet's grpc probe and any gRPC health
+// client. Register it on a grpc.Server of your own:
+//
+//	healthpb.RegisterHealthServer(grpcServer, grpchealth.New(m))
+//
+// (healthpb is google.golang.org/grpc/health/grpc_health_v1). Package
+// middleware/server serves it beside the HTTP endpoints, as `tunnelprobe
+// serve --grpc-listen` does.
+//
+// # Methods
+//
+//   - Check runs the check on demand exactly as the /check/ endpoint does,
+//     through [middleware.Monitor.Probe] with the call's context: the call's
+//     deadline is the check's timeout, concurrent calls share one execution
+//     with /check/ requests, a call whose caller leaves cancels it (the last
+//     caller waits for it to return), and the same rule decides what is
+//     recorded. A pass answers SERVING, a failure NOT_SERVING; why it failed
+//     is in the monitor's observer (serve's log), not in the answer.
+//   - Watch sends the state at once and then every change of it, without
+//     running checks: SERVING while healthy, NOT_SERVING while unhealthy or
+//     stale, UNKNOWN before a result decided (see [middleware.Snapshot]).
+//     In probe mode only checks (Check calls, /check/ requests) change it.
+//   - List answers the state as Watch first does, under the one name.
+//
+// # Service names
+//
+// The empty name is the tunnel's overall state, the only name there is:
+// Check answers NOT_FOUND for any other, and Watch sends SERVICE_UNKNOWN and
+// keeps the call open, as grpc-go's own health server does. There are no
+// names per target: the monitor keeps one state from one check (several
+// targets are one check, passing when any passes), and a name per target
+// would have to run that target's check beside the monitor, outside its
+// coalescing and recording, giving a verdict that is not the state the
+// probe restarts the tunnel on.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use and starts nothing of its own: each
+// call runs in the goroutine gRPC gives it, and returns when its context
+// ends. The monitor's loop (Run) is the caller's to run.
+package grpchealth
