@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -14,20 +13,12 @@ import (
 // HTTP/1.1 request gets EOF. It counts the connections it accepts.
 func h2OnlyServer(t *testing.T, h http.Handler) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(h)
 	var protocols http.Protocols
 	protocols.SetHTTP2(true)
 	srv.Config.Protocols = &protocols
 	srv.EnableHTTP2 = true
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	return srv, &conns
+	return srv, startCounting(t, srv, srv.StartTLS)
 }
 
 // An HTTPS server that speaks HTTP/2 alone passes, as the kubelet's probe

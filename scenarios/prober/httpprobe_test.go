@@ -14,16 +14,23 @@ import (
 // probeServer serves h and counts the connections it accepts.
 func probeServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(h)
+	return srv, startCounting(t, srv, srv.Start)
+}
+
+// startCounting starts srv with start (its Start or StartTLS), counting
+// the connections it accepts, and closes it when the test ends.
+func startCounting(t *testing.T, srv *httptest.Server, start func()) *atomic.Int32 {
+	t.Helper()
+	var conns atomic.Int32
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
 		}
 	}
-	srv.Start()
+	start()
 	t.Cleanup(srv.Close)
-	return srv, &conns
+	return &conns
 }
 
 // Request headers: User-Agent kube-probe/<major>.<minor> of the kubelet
