@@ -40,6 +40,10 @@ type Options struct {
 	ErrorLog *log.Logger
 	// IdleTimeout replaces the package's IdleTimeout when positive (tests).
 	IdleTimeout time.Duration
+	// UnencryptedHTTP2 also serves HTTP/2 without TLS, with prior
+	// knowledge, beside HTTP/1.1: what gRPC's insecure clients (the
+	// kubelet's grpc probe) speak.
+	UnencryptedHTTP2 bool
 }
 
 // Serve serves h on ln until ctx ends, then shuts down as the package
@@ -62,6 +66,11 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) e
 		IdleTimeout:       idle,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          opts.ErrorLog,
+	}
+	if opts.UnencryptedHTTP2 {
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetUnencryptedHTTP2(true)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -151,3 +151,35 @@ func TestServeAll(t *testing.T) {
 		t.Errorf("no endpoint, ctx ended: %v", err)
 	}
 }
+
+// With UnencryptedHTTP2, a client with prior knowledge speaks HTTP/2 without
+// TLS, as gRPC's insecure clients do; HTTP/1.1 is served as before. Without
+// it, such a client gets no HTTP/2.
+func TestUnencryptedHTTP2(t *testing.T) {
+	proto := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) })
+	h2c := &http.Transport{Protocols: new(http.Protocols)}
+	h2c.Protocols.SetUnencryptedHTTP2(true)
+	defer h2c.CloseIdleConnections()
+	get := func(rt http.RoundTripper, addr string) string {
+		t.Helper()
+		resp, err := (&http.Client{Transport: rt}).Get("http://" + addr)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	both := start(t, proto, httpserve.Options{UnencryptedHTTP2: true})
+	h1 := &http.Transport{}
+	defer h1.CloseIdleConnections()
+	if got := get(h2c, both); got != "HTTP/2.0" {
+		t.Errorf("prior knowledge: %q, want HTTP/2.0", got)
+	}
+	if got := get(h1, both); got != "HTTP/1.1" {
+		t.Errorf("HTTP/1.1 client: %q, want HTTP/1.1", got)
+	}
+	if got := get(h2c, start(t, proto, httpserve.Options{})); got == "HTTP/2.0" {
+		t.Error("HTTP/2 without TLS served without UnencryptedHTTP2")
+	}
+}

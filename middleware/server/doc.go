@@ -1,15 +1,17 @@
 // Package server is the health server that `tunnelprobe serve` deploys as a
 // sidecar: a [middleware.Monitor]'s loop and HTTP endpoints on one listener,
 // with the project's one server lifecycle, and [HealCommand], a heal that
-// runs a shell command. The tunnel lab's roles and the scenarios run this
+// runs a shell command. Its gRPC health service (package grpchealth) is
+// served on the same listener with [Config].GRPC, on one of its own with
+// [Server.ServeWithGRPC], or both, through the same lifecycle. The tunnel lab's roles and the scenarios run this
 // same package, so that the comparison measures what users deploy.
 //
 // # Concurrency
 //
 // [Serve] blocks: it runs the monitor's loop and serves until its context
-// ends, then cancels the requests in flight, shuts down gracefully (5 s at
-// most) and returns once the loop and every connection are done. It owns
-// the listener and closes it. The caller owns the monitor; Run must not be
+// ends, then cancels the requests in flight (gRPC calls too: a Watch ends),
+// shuts down gracefully (5 s at most) and returns once the loop and every
+// connection are done. It owns the listeners and closes them. The caller owns the monitor; Run must not be
 // running already.
 //
 // A [HealCommand] heal runs its command in a process group of its own,

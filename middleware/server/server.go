@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
@@ -28,6 +30,11 @@ type Config struct {
 	// listener: the monitor's (package prom), the Go runtime's and the
 	// process's.
 	Metrics bool
+	// GRPC also serves grpc.health.v1.Health (package grpchealth) on the
+	// listener Serve is given: gRPC calls (HTTP/2 without TLS, as gRPC's
+	// insecure clients and the kubelet's grpc probe send them) go to it,
+	// every other request to the HTTP endpoints.
+	GRPC bool
 	// Logger receives the monitor's events (middleware.NewSlogObserver),
 	// the heal command's output, the server's own errors (malformed
 	// requests, failed handshakes) at warn level, and a line when it has
@@ -35,11 +42,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// A Server is a monitor's loop and its HTTP endpoints, on one listener.
+// A Server is a monitor's loop and its HTTP endpoints, on one listener,
+// and its gRPC health service on the same or another.
 type Server struct {
-	mon     *middleware.Monitor
-	handler http.Handler
-	logger  *slog.Logger
+	mon        *middleware.Monitor
+	handler    http.Handler
+	logger     *slog.Logger
+	grpcOnHTTP bool
 }
 
 // New returns the health server of check under cfg. It starts nothing; an
@@ -72,7 +81,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{mon: mon, handler: mon.Handler(), logger: logger}
+	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC}
 	if m != nil {
 		s.handler = m.mount(mon, mc.Evidence, s.handler)
 	}
@@ -82,8 +91,15 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 // Serve runs the monitor's loop and serves its endpoints on ln until ctx
 // ends, then shuts down and returns nil once nothing it started runs any
 // more. It returns an error when serving fails for good; the loop is
-// stopped then too. Call it once.
+// stopped then too. Call it, or ServeWithGRPC, once.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.ServeWithGRPC(ctx, ln, nil)
+}
+
+// ServeWithGRPC is Serve, and on grpcLn, unless it is nil, gRPC's health
+// service alone (see [Config].GRPC). When serving either listener fails
+// for good, both stop and the error is returned. It closes both listeners.
+func (s *Server) ServeWithGRPC(ctx context.Context, ln, grpcLn net.Listener) error {
 	// runCtx ends the loop with the server, also when serving fails.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -92,7 +108,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(monitorDone)
 		_ = s.mon.Run(runCtx) // nil when runCtx ends; ErrAlreadyRunning is a second Serve
 	}()
-	err := httpserve.Serve(runCtx, ln, s.handler, httpserve.Options{ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)})
+	gs := s.newGRPC()
+	opts := httpserve.Options{ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn), UnencryptedHTTP2: s.grpcOnHTTP}
+	handler := s.handler
+	if s.grpcOnHTTP {
+		handler = withGRPC(gs, handler)
+	}
+	g, gctx := errgroup.WithContext(runCtx)
+	g.Go(func() error { return httpserve.Serve(gctx, ln, handler, opts) })
+	if grpcLn != nil {
+		grpcOpts := opts
+		grpcOpts.UnencryptedHTTP2 = true
+		g.Go(func() error { return httpserve.Serve(gctx, grpcLn, gs, grpcOpts) })
+	}
+	err := g.Wait()
+	gs.Stop() // no call is left on it; this releases what gRPC registered
 	if ctx.Err() != nil {
 		s.logger.Info("shut down")
 	}
