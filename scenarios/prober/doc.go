@@ -1,7 +1,7 @@
 // Package prober probes a container the way its orchestrator does: [Kubelet]
 // reproduces the Kubernetes kubelet's probe worker and [Docker] the Docker
 // daemon's HEALTHCHECK monitor, each with the probe kinds they use
-// ([HTTPGet], [TCPSocket], [Exec]). It needs no lab, load or report: the
+// ([HTTPGet], [TCPSocket], [Exec], [GRPC]). It needs no lab, load or report: the
 // probe command and the scenarios both use it.
 //
 // [Kubelet] probes a container exactly as the Kubernetes kubelet does
@@ -25,7 +25,10 @@
 //     (3xx as a Warning), redirects followed to the same host only and at
 //     most 10, at most 10 KiB of body read. A probe that errs after the
 //     response began (Outcome Unknown) is run again at once, up to three
-//     times, and then thrown away.
+//     times, and then thrown away. The other handlers: [KubeletVersion.TCPSocket],
+//     [Exec], and [KubeletVersion.GRPC] (from 1.23: grpc.health.v1 Check
+//     without TLS, dial and call within the timeout, SERVING alone passes,
+//     every error a failure).
 //   - The worker keeps the last result and how many times in a row it
 //     occurred; a different result resets the count to 1. The stored
 //     state changes only when the count reaches failureThreshold or

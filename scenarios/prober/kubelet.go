@@ -119,11 +119,15 @@ type KubeletConfig struct {
 	// The probe's handler, exactly one of: URL, the http or https URL an
 	// httpGet probe GETs; TCPSocket, the "host:port" a tcpSocket probe
 	// connects to; Exec, the command an exec probe runs (on this machine,
-	// as the kubelet runs it in the container). See HTTPGet, TCPSocket
-	// and Exec for their rules.
-	URL       string
-	TCPSocket string
-	Exec      []string
+	// as the kubelet runs it in the container); GRPC, the "host:port" a
+	// grpc probe asks for the health of GRPCService ("": the server's
+	// overall health). See HTTPGet, TCPSocket, Exec and GRPC for their
+	// rules.
+	URL         string
+	TCPSocket   string
+	Exec        []string
+	GRPC        string
+	GRPCService string
 	// Type is the probe type: Liveness (the zero value), Readiness or
 	// Startup.
 	Type ProbeType

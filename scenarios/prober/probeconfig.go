@@ -57,19 +57,32 @@ func httpProbe(v KubeletVersion, probeURL string, timeout time.Duration, dialer 
 	}
 }
 
-// kubeletProbe returns the probe of cfg's one handler: httpGet, tcpSocket
-// or exec; an error says which fields are wrong.
+// kubeletProbe returns the probe of cfg's one handler: httpGet, tcpSocket,
+// exec or grpc; an error says which fields are wrong.
 func kubeletProbe(cfg KubeletConfig) (func(context.Context) Result, error) {
 	given := 0
-	for _, set := range []bool{cfg.URL != "", cfg.TCPSocket != "", len(cfg.Exec) > 0} {
+	for _, set := range []bool{cfg.URL != "", cfg.TCPSocket != "", len(cfg.Exec) > 0, cfg.GRPC != ""} {
 		if set {
 			given++
 		}
 	}
 	if given != 1 {
-		return nil, fmt.Errorf("give exactly one handler: url (httpGet), tcpSocket or exec; got %d", given)
+		return nil, fmt.Errorf("give exactly one handler: url (httpGet), tcpSocket, exec or grpc; got %d", given)
+	}
+	if cfg.GRPCService != "" && cfg.GRPC == "" {
+		return nil, errors.New("grpcService names the service of a grpc probe: give grpc too")
 	}
 	switch {
+	case cfg.GRPC != "":
+		if _, _, err := net.SplitHostPort(cfg.GRPC); err != nil {
+			return nil, fmt.Errorf("grpc must be host:port, got %q", cfg.GRPC)
+		}
+		if cfg.Version.orDefault() < grpcSince {
+			return nil, fmt.Errorf("%w, not in %v", errGRPCTooOld, cfg.Version)
+		}
+		return func(ctx context.Context) Result {
+			return cfg.Version.GRPC(ctx, cfg.GRPC, cfg.GRPCService, cfg.Timeout, cfg.Dialer)
+		}, nil
 	case cfg.TCPSocket != "":
 		if _, _, err := net.SplitHostPort(cfg.TCPSocket); err != nil {
 			return nil, fmt.Errorf("tcpSocket must be host:port, got %q", cfg.TCPSocket)
