@@ -22,14 +22,14 @@ func newProber(p ProberSpec, hostPort string, rnd *rand.Rand, rec *recorder, c p
 		}
 		return d.Run, nil
 	}
-	url, tcpSocket, command := p.kubeletHandler(hostPort)
-	k, err := prober.NewKubelet(prober.KubeletConfig{
-		URL: url, TCPSocket: tcpSocket, Exec: command,
+	cfg := prober.KubeletConfig{
 		Period: p.Period.Duration, Timeout: p.Timeout.Duration,
 		InitialDelay: p.InitialDelay.Duration, FailureThreshold: p.FailureThreshold,
 		SuccessThreshold: p.SuccessThreshold, Version: p.KubeletVersion, Rand: rnd,
 		OnProbe: rec.probe, OnDecision: rec.decision,
-	}, c)
+	}
+	p.kubeletHandler(&cfg, hostPort)
+	k, err := prober.NewKubelet(cfg, c)
 	if err != nil {
 		return nil, err
 	}

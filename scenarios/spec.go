@@ -202,8 +202,11 @@ type ProberSpec struct {
 	Kind string `json:"kind"` // kubelet, docker
 	// Handler is the kubelet probe's handler: httpGet (the default) GETs
 	// Endpoint, tcpSocket connects to the health server's port, exec runs
-	// Exec.
+	// Exec, grpc asks the health server's gRPC health service for Service.
 	Handler string `json:"handler,omitempty"`
+	// Service is the service a grpc probe asks for; "" (the default) is
+	// the tunnel's overall state, the only one the health server knows.
+	Service string `json:"service,omitempty"`
 	// Endpoint is the health server path an httpGet probe and Docker
 	// probe: "/", "/check/", "/?wait=8s", "/check/?timeout=9s".
 	Endpoint string `json:"endpoint,omitempty"`

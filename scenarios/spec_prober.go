@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
@@ -13,6 +14,7 @@ const (
 	handlerHTTPGet   = "httpGet"
 	handlerTCPSocket = "tcpSocket"
 	handlerExec      = "exec"
+	handlerGRPC      = "grpc"
 )
 
 func (p ProberSpec) validate() error {
@@ -23,15 +25,18 @@ func (p ProberSpec) validate() error {
 	}
 	switch p.Handler {
 	case "", handlerHTTPGet:
-	case handlerTCPSocket, handlerExec:
+	case handlerTCPSocket, handlerExec, handlerGRPC:
 		if p.Kind != "kubelet" {
 			return fmt.Errorf("handler: %s is a kubelet handler; Docker probes the endpoint", p.Handler)
 		}
 	default:
-		return fmt.Errorf("handler: %q is not httpGet, tcpSocket or exec", p.Handler)
+		return fmt.Errorf("handler: %q is not httpGet, tcpSocket, exec or grpc", p.Handler)
 	}
 	if (p.Handler == handlerExec) != (len(p.Exec) > 0) {
 		return errors.New("exec: give a command with handler exec, and only then")
+	}
+	if p.Service != "" && p.Handler != handlerGRPC {
+		return errors.New("service: only for handler grpc")
 	}
 	if p.Autoheal && p.Kind != "docker" {
 		return errors.New("autoheal: only for kind docker (the kubelet restarts by itself)")
@@ -67,19 +72,21 @@ func (p ProberSpec) usesEndpoint() bool {
 	return p.Kind == "docker" || p.Handler == "" || p.Handler == handlerHTTPGet
 }
 
-// kubeletHandler returns the KubeletConfig handler fields of p for a
-// health server at hostPort.
-func (p ProberSpec) kubeletHandler(hostPort string) (url, tcpSocket string, command []string) {
+// kubeletHandler sets the handler fields of cfg to p's, for a health
+// server at hostPort.
+func (p ProberSpec) kubeletHandler(cfg *prober.KubeletConfig, hostPort string) {
 	switch p.Handler {
 	case handlerTCPSocket:
-		return "", hostPort, nil
+		cfg.TCPSocket = hostPort
+	case handlerGRPC:
+		cfg.GRPC, cfg.GRPCService = hostPort, p.Service
 	case handlerExec:
 		for _, a := range p.Exec {
-			command = append(command, strings.ReplaceAll(a, "{health}", hostPort))
+			cfg.Exec = append(cfg.Exec, strings.ReplaceAll(a, "{health}", hostPort))
 		}
-		return "", "", command
+	default:
+		cfg.URL = "http://" + hostPort + p.Endpoint
 	}
-	return "http://" + hostPort + p.Endpoint, "", nil
 }
 
 // describe names what p probes, for the report.
@@ -87,6 +94,8 @@ func (p ProberSpec) describe() string {
 	switch p.Handler {
 	case handlerTCPSocket:
 		return p.Kind + " tcpSocket"
+	case handlerGRPC:
+		return p.Kind + " grpc " + strconv.Quote(p.Service)
 	case handlerExec:
 		return p.Kind + " exec " + strings.Join(p.Exec, " ")
 	}

@@ -248,7 +248,8 @@ func (c *container) up(ctx context.Context) error {
 	if t.cfg.Health.Preset == "upstream" {
 		cfg.Tiers = preset.Upstream(t.lab.SmallCheck(), t.lab.TLSCheck()).Tiers
 	}
-	srv, err := server.New(t.lab.TLSCheck(), server.Config{Monitor: cfg})
+	// GRPC: a grpc prober calls the health server on its one port.
+	srv, err := server.New(t.lab.TLSCheck(), server.Config{Monitor: cfg, GRPC: true})
 	if err != nil {
 		return err
 	}
