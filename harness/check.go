@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"net/netip"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
@@ -20,27 +19,11 @@ func (l *Lab) TLSCheck() check.TLS {
 // through c's tunnel, verified with the CA the server peer writes to caFile
 // (a new one at each of its starts, read again whenever it changes).
 func (c *Client) TLSCheck(caFile string) check.Checker {
-	return followingCA(check.TLS{
+	return cafile.WithRootCAs(check.TLS{
 		Address:    netip.AddrPortFrom(ServerTunnelAddr, TLSPort).String(),
 		ServerName: TLSHost,
 		Dialer:     c,
-	}, caFile)
-}
-
-// followingCA returns checker with its RootCAs replaced, at every check, by
-// the CAs of the PEM file name, read as [cafile.Following] does. It is safe
-// for concurrent use.
-func followingCA(checker check.TLS, name string) check.Checker {
-	ca := &cafile.Following{Name: name}
-	return check.Func(func(ctx context.Context) error {
-		pool, err := ca.Pool()
-		if err != nil {
-			return err
-		}
-		c := checker
-		c.RootCAs = pool
-		return c.Check(ctx)
-	})
+	}, &cafile.Following{Name: caFile})
 }
 
 // SmallCheck returns the upstream VPN client's small check through the

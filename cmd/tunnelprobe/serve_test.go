@@ -193,6 +193,37 @@ func TestServeLoopHealthy(t *testing.T) {
 	}
 }
 
+// A CA file rotated under a running serve (a mounted secret, or the lab's
+// server peer restarted with a new CA) is read again: the checks of a
+// target of the new CA pass without a restart of serve.
+func TestServeFollowsARotatedCA(t *testing.T) {
+	t.Parallel()
+	addr, ca := tlsTarget(t)
+	_, otherCA := tlsTarget(t)
+	rotated, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile(otherCA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ca, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, nil, "--mode", "probe", "--target", addr, "--tls-ca", ca)
+	if code, body := s.get(t, "/check/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "certificate") {
+		t.Fatalf("/check/ with another CA in the file = %d %q, want 503 naming the certificate", code, body)
+	}
+	if err := os.WriteFile(ca, rotated, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := s.get(t, "/check/"); code != http.StatusOK {
+		t.Errorf("/check/ after the file rotated to the target's CA = %d %q, want 200", code, body)
+	}
+	s.stop(t)
+}
+
 func TestServeCheck(t *testing.T) {
 	t.Parallel()
 	good, ca := tlsTarget(t)

@@ -2,10 +2,13 @@ package cafile
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
 	"fmt"
 	"os"
 	"sync"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // Following is a file of PEM CA certificates that may change while it is
@@ -43,4 +46,35 @@ func (f *Following) Pool() (*x509.CertPool, error) {
 		}
 	}
 	return f.last.Pool, nil
+}
+
+// Follow returns a Following of f's file that starts from f's CAs: until
+// the file changes, the pool f read at start.
+func (f File) Follow() *Following { return &Following{Name: f.Name, last: f} }
+
+// WithRootCAs returns c verifying with ca's CAs as they are at each check,
+// for a check.TLS or a check.HTTP; any other checker is returned as it is.
+// A check whose file never held a CA fails naming it.
+func WithRootCAs(c check.Checker, ca *Following) check.Checker {
+	switch c := c.(type) {
+	case check.TLS:
+		return check.Func(func(ctx context.Context) error {
+			pool, err := ca.Pool()
+			if err != nil {
+				return err
+			}
+			c.RootCAs = pool
+			return c.Check(ctx)
+		})
+	case check.HTTP:
+		return check.Func(func(ctx context.Context) error {
+			pool, err := ca.Pool()
+			if err != nil {
+				return err
+			}
+			c.RootCAs = pool
+			return c.Check(ctx)
+		})
+	}
+	return c
 }

@@ -96,7 +96,8 @@ func (f *Flags) registerCheck(fs *flag.FlagSet) {
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
 			"udp-dns (one DNS query over UDP, any answer passes)")
-	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's")
+	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's;\n"+
+		"read again whenever it changes")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
 	f.echoTargets.Values = preset.UpstreamEchoTargets
@@ -301,6 +302,14 @@ func (f *Flags) BuildChecks(dialer check.Dialer) ([]check.Checker, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invalid value for flag --target: %w", err)
+	}
+	if f.tlsCA.Name != "" {
+		// Read again whenever it changes: a rotated CA must not fail every
+		// check until serve restarts.
+		ca := f.tlsCA.Follow()
+		for i, c := range checks {
+			checks[i] = cafile.WithRootCAs(c, ca)
+		}
 	}
 	return checks, nil
 }
