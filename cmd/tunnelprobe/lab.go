@@ -14,8 +14,6 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
 	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
-	"github.com/tunnelprobe/tunnelprobe/middleware"
-	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
@@ -59,11 +57,12 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 	socks := cliflag.AddrVar(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address` into the tunnel; empty for none")
 	control := cliflag.AddrVar(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link, POST /restart); empty for none")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
-	health := registerLabHealth(fs, "the lab's TLS target")
+	var health serveflags.Lab
+	health.RegisterLab(fs, "the lab's TLS target")
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveflags.Exclusive...); !ok {
 		return code
 	}
-	if err := health.configure(fs, stderr); err != nil {
+	if err := health.Configure(fs, stderr); err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 	lab := harness.New(harness.Config{Link: lf.set, Seed: lf.seed, SOCKS5: *socks})
@@ -82,63 +81,11 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 	if *caOut != "" {
 		fmt.Fprintf(stdout, "ca %s\n", *caOut)
 	}
-	srv, err := health.server(lab.TLSCheck(), lab.Restart, lab.Client())
+	srv, err := health.Server(lab.TLSCheck(), lab.Restart, lab.Client())
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	return serveRole(ctx, fs.Name(), srv, *health.addr, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
-}
-
-// labHealthFlags are a lab role's --serve and, behind it, serve's monitor
-// and log flags: the health server beside the client peer, its check fixed
-// to the TLS target through the tunnel.
-type labHealthFlags struct {
-	serveflags.Flags
-	addr     *string
-	evidence *bool
-	heal     *bool
-	cfg      server.Config
-}
-
-func registerLabHealth(fs *flag.FlagSet, target string) *labHealthFlags {
-	h := &labHealthFlags{}
-	h.RegisterMonitor(fs)
-	h.RegisterLog(fs)
-	h.addr = cliflag.AddrVar(fs, "serve", "", true, "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
-		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
-	h.evidence = fs.Bool("evidence", false, "with --serve: prove the tunnel alive with a light probe (an ICMP echo of the server peer) and\n"+
-		"read the client peer's counters (see --evidence-window)")
-	h.heal = fs.Bool("heal", true, "with --serve: heal an unhealthy tunnel in loop mode; --heal=false never heals (the upstream's restarts turned off)")
-	return h
-}
-
-// configure builds the server configuration from the flags of fs, before
-// the role starts; an error is a usage error.
-func (h *labHealthFlags) configure(fs *flag.FlagSet, stderr io.Writer) (err error) {
-	h.cfg, err = h.ServerConfig(fs, stderr)
-	return err
-}
-
-// server returns the health server of check, healed by restart unless
-// --heal-cmd is set and with --evidence from the client's counters, or nil
-// without --serve. An error is a usage error.
-func (h *labHealthFlags) server(checker check.Checker, restart middleware.HealFunc, client *harness.Client) (*server.Server, error) {
-	if *h.addr == "" {
-		return nil, nil
-	}
-	cfg := h.cfg
-	cfg.Monitor.Heal = restart // what a VPN restart is in the lab; --heal-cmd replaces it
-	if !*h.heal {
-		cfg.Monitor.Heal, cfg.HealCommand = nil, ""
-	}
-	if *h.evidence {
-		probe := client.LightProbe()
-		if err := h.SetEvidence(&cfg, &probe, client); err != nil {
-			return nil, err
-		}
-	}
-	h.ApplyPreset(&cfg, client.SmallCheck(), checker)
-	return server.New(checker, cfg)
+	return serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
 }
 
 // serveRole serves a role's control handler on controlAddr and its health
@@ -252,10 +199,11 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	endpoint := fs.String("endpoint", "127.0.0.1:51821", "where to send: the link, or the server peer")
 	keyFile, pubOut, peer := registerKeyFlags(fs, "server")
 	socks := cliflag.AddrVar(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address`; empty for none")
-	control := cliflag.AddrVar(fs, "control", "", true, "HTTP control `address` (POST /restart); empty for none")
+	control := cliflag.AddrVar(fs, "control", "", true, "HTTP control `address` (POST /restart, GET/PUT /v1/vpn/status); empty for none")
 	// The health server, as in the one-process lab. The target's CA comes
 	// from the server peer (its --ca-out), in a file shared with it.
-	health := registerLabHealth(fs, "the TLS target")
+	var health serveflags.Lab
+	health.RegisterLab(fs, "the TLS target")
 	tlsCA := fs.String("tls-ca", "", "PEM `file` of the TLS target's CA (the server's --ca-out), read again whenever it changes;\n"+
 		"required with --serve")
 	var tunName string
@@ -264,14 +212,11 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveflags.Exclusive...); !ok {
 		return code
 	}
-	if err := health.configure(fs, stderr); err != nil {
+	if err := health.Configure(fs, stderr); err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	if *health.addr != "" && *tlsCA == "" {
-		return cliflag.UsageError(stderr, fs.Name(), errors.New("--serve needs --tls-ca, the TLS target's CA file"))
-	}
-	if tunName != "" && *health.addr != "" {
-		return cliflag.UsageError(stderr, fs.Name(), errors.New("--tun excludes --serve: run tunnelprobe serve in this network namespace"))
+	if err := labClientUsage(health.Addr, *tlsCA, tunName); err != nil {
+		return cliflag.UsageError(stderr, fs.Name(), err)
 	} else if tunName != "" {
 		*socks = ""
 	}
@@ -300,11 +245,22 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 		defer s.Close()
 		fmt.Fprintf(stdout, "socks5 %s\n", s.Addr())
 	}
-	srv, err := health.server(cl.TLSCheck(*tlsCA), cl.Restart, cl)
+	srv, err := health.Server(cl.TLSCheck(*tlsCA), cl.Restart, cl)
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	return serveRole(ctx, fs.Name(), srv, *health.addr, *control, harness.ClientControlHandler(cl), stdout, stderr)
+	return serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ClientControlHandler(cl), stdout, stderr)
+}
+
+// labClientUsage checks the lab client's flags that go together.
+func labClientUsage(serveAddr, tlsCA, tunName string) error {
+	switch {
+	case serveAddr != "" && tlsCA == "":
+		return errors.New("--serve needs --tls-ca, the TLS target's CA file")
+	case tunName != "" && serveAddr != "":
+		return errors.New("--tun excludes --serve: run tunnelprobe serve in this network namespace")
+	}
+	return nil
 }
 
 // wrap prefixes a non-nil err with what.

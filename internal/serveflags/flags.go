@@ -183,27 +183,12 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		}
 		cfg.Monitor.Timeouts = f.timeouts
 	}
-	header := http.Header{}
-	for _, h := range f.healHeaders.Values {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
-			return server.Config{}, fmt.Errorf("invalid value %q for flag --heal-header: want Name: value", h)
-		}
-		header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
-	}
 	if cfg.HealCommand != "" && len(f.healHTTP.Values) > 0 {
 		return server.Config{}, errors.New("--heal-cmd and --heal-http exclude each other: give one")
 	}
-	if len(header) > 0 && len(f.healHTTP.Values) == 0 {
-		return server.Config{}, errors.New("--heal-header goes with --heal-http requests: give those too")
-	}
-	for _, r := range f.healHTTP.Values {
-		req, err := server.ParseHealRequest(r)
-		if err != nil {
-			return server.Config{}, fmt.Errorf("invalid value for flag --heal-http: %w", err)
-		}
-		req.Header = header
-		cfg.HealRequests = append(cfg.HealRequests, req)
+	var err error
+	if cfg.HealRequests, err = f.healRequests(); err != nil {
+		return server.Config{}, err
 	}
 	if given["evidence-iface"] && given["evidence-wireguard"] {
 		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
@@ -241,6 +226,32 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		return server.Config{}, err
 	}
 	return cfg, nil
+}
+
+// healRequests returns the --heal-http requests with the --heal-header
+// headers. An error is a usage error.
+func (f *Flags) healRequests() ([]server.HealRequest, error) {
+	header := http.Header{}
+	for _, h := range f.healHeaders.Values {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+			return nil, fmt.Errorf("invalid value %q for flag --heal-header: want Name: value", h)
+		}
+		header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	if len(header) > 0 && len(f.healHTTP.Values) == 0 {
+		return nil, errors.New("--heal-header goes with --heal-http requests: give those too")
+	}
+	var reqs []server.HealRequest
+	for _, r := range f.healHTTP.Values {
+		req, err := server.ParseHealRequest(r)
+		if err != nil {
+			return nil, fmt.Errorf("invalid value for flag --heal-http: %w", err)
+		}
+		req.Header = header
+		reqs = append(reqs, req)
+	}
+	return reqs, nil
 }
 
 // SetEvidence sets cfg's evidence from the lab's probe and src, shaped by
