@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
+	"github.com/tunnelprobe/tunnelprobe/internal/probeflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 )
@@ -181,7 +182,7 @@ func containerEnv(t *testing.T, c corev1.Container, podIP string, indexed bool, 
 // names the command) with the command's real flag set and env as the
 // environment, and checks them as the command would. It returns the flag
 // set, the parsed flags (*serveflags.Flags, *loadFlags, *sinkFlags or
-// *probeFlags) and the error.
+// *probeflags.Flags) and the error.
 func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, error) {
 	if len(args) == 0 {
 		return nil, nil, fmt.Errorf("no command")
@@ -214,11 +215,11 @@ func commandFlags(args []string, env map[string]string) (*flag.FlagSet, any, err
 		err = cliflag.Parse(fs, args[1:], getenv)
 		return fs, &f, orArgs(fs, err)
 	case "probe":
-		var f probeFlags
-		f.register(fs)
-		flags, command := cutCommand(args[1:])
-		if err = cliflag.Parse(fs, flags, getenv, probeExclusive...); err == nil {
-			err = f.check(fs, len(command) > 0)
+		var f probeflags.Flags
+		f.Register(fs)
+		flags, command := probeflags.CutCommand(args[1:])
+		if err = cliflag.Parse(fs, flags, getenv, probeflags.Exclusive...); err == nil {
+			err = f.Check(fs, len(command) > 0)
 		}
 		return fs, &f, orArgs(fs, err)
 	case "scenario":
@@ -712,8 +713,8 @@ func TestComposeFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("healthcheck %q: %v", probeArgs, err)
 	}
-	pf := parsedProbe.(*probeFlags)
-	if pf.docker || pf.count != 1 || pf.kubelet.FailureThreshold != 1 {
+	pf := parsedProbe.(*probeflags.Flags)
+	if pf.Docker || pf.Count != 1 || pf.Kubelet.FailureThreshold != 1 {
 		t.Errorf("the healthcheck must make one probe that fails on one failure; Docker counts the retries")
 	}
 
@@ -733,13 +734,13 @@ func TestComposeFile(t *testing.T) {
 	// Docker's timeout lets the probe end by itself; the probe's URL is
 	// where serve listens, in the shared namespace.
 	dockerTimeout, err := time.ParseDuration(hc.Timeout)
-	if err != nil || dockerTimeout <= pf.kubelet.Timeout {
-		t.Errorf("healthcheck timeout %q is not over the probe's --timeout %v", hc.Timeout, pf.kubelet.Timeout)
+	if err != nil || dockerTimeout <= pf.Kubelet.Timeout {
+		t.Errorf("healthcheck timeout %q is not over the probe's --timeout %v", hc.Timeout, pf.Kubelet.Timeout)
 	}
 	if hc.Retries < 1 {
 		t.Errorf("retries %d", hc.Retries)
 	}
-	u, err := url.Parse(pf.kubelet.URL)
+	u, err := url.Parse(pf.Kubelet.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,8 +749,8 @@ func TestComposeFile(t *testing.T) {
 		t.Errorf("the healthcheck probes %s, serve listens on %s", u.Host, f.Listen)
 	}
 	if q := u.Query().Get("timeout"); q != "" {
-		if d, err := time.ParseDuration(q); err != nil || d >= pf.kubelet.Timeout {
-			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, pf.kubelet.Timeout)
+		if d, err := time.ParseDuration(q); err != nil || d >= pf.Kubelet.Timeout {
+			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, pf.Kubelet.Timeout)
 		}
 	}
 

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
@@ -18,6 +17,8 @@ Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
                 ?wait=10s waits up to that long for a healthy state.
   GET /check/   runs the check now (concurrent calls share one run): 200 or 503;
                 ?timeout=5s bounds it on the server side.
+  gRPC          with --grpc-listen, grpc.health.v1.Health: Check runs the check
+                as /check/ does (the call's deadline bounds it), Watch follows the state.
 Several --target flags pass when any one of them does.
 `
 
@@ -35,16 +36,20 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
-	ln, err := net.Listen("tcp", f.Listen)
+	ln, grpcLn, err := f.Listeners(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: cannot listen on %s: %v\n", name, f.Listen, err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: listening on %s\n", name, ln.Addr())
-	attrs := []any{"addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.Check}
+	attrs := []any{"addr", ln.Addr().String(), "mode", cfg.Monitor.Mode.String(), "check", f.Check, "grpc", cfg.GRPC}
+	if grpcLn != nil {
+		fmt.Fprintf(stdout, "%s: gRPC health on %s\n", name, grpcLn.Addr())
+		attrs = append(attrs, "grpc_addr", grpcLn.Addr().String())
+	}
 	if ev := cfg.Monitor.Evidence; ev != nil && ev.Probe != nil {
 		attrs = append(attrs, "light_probe", ev.Probe.Kind+" "+ev.Probe.Target)
 	}
 	cfg.Logger.Info("serving health endpoints", attrs...)
-	return cliflag.ExitCode(stderr, name, srv.Serve(ctx, ln))
+	return cliflag.ExitCode(stderr, name, srv.ServeWithGRPC(ctx, ln, grpcLn))
 }

@@ -26,8 +26,8 @@ import (
 // command (Register); the lab's roles run the same server and register its
 // monitor and log flags (RegisterMonitor, RegisterLog).
 type Flags struct {
-	// Listen is serve's --listen.
-	Listen string
+	// Listen is serve's --listen, GRPCListen its --grpc-listen.
+	Listen, GRPCListen string
 
 	// The check: see registerCheck. Check is --check, the kind of a target
 	// without a scheme.
@@ -71,6 +71,7 @@ var Exclusive = [][]string{{"timeout", "timeouts"}, {"evidence-iface", "evidence
 // cliflag.Parse(fs, args, getenv, Exclusive...).
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Var(cliflag.Addr(&f.Listen, ":9999", false), "listen", "`address` to serve the health endpoints on; port 0 picks a free port")
+	f.registerGRPC(fs)
 	f.registerCheck(fs)
 	f.RegisterMonitor(fs)
 	f.RegisterLog(fs)
@@ -170,6 +171,7 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		cfg.Logger = slog.New(slog.NewJSONHandler(w, opts))
 	}
 	cfg.Monitor.Timeouts = middleware.Ladder{f.timeout}
+	cfg.GRPC = f.grpcOnHealthListener()
 	given := cliflag.Given(fs)
 	for _, name := range presetExcludes {
 		if f.preset != "" && given[name] {

@@ -17,9 +17,9 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
-// grpcSince is the first version with the grpc probe (behind the
+// GRPCSince is the first version with the grpc probe, 1.23 (behind the
 // GRPCContainerProbe feature gate until 1.24 turned it on, GA in 1.27).
-const grpcSince KubeletVersion = 23
+const GRPCSince KubeletVersion = 23
 
 // GRPC performs one grpc probe as the kubelet of [DefaultKubeletVersion]
 // does; see [KubeletVersion.GRPC].

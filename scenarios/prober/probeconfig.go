@@ -77,7 +77,7 @@ func kubeletProbe(cfg KubeletConfig) (func(context.Context) Result, error) {
 		if _, _, err := net.SplitHostPort(cfg.GRPC); err != nil {
 			return nil, fmt.Errorf("grpc must be host:port, got %q", cfg.GRPC)
 		}
-		if cfg.Version.orDefault() < grpcSince {
+		if cfg.Version.orDefault() < GRPCSince {
 			return nil, fmt.Errorf("%w, not in %v", errGRPCTooOld, cfg.Version)
 		}
 		return func(ctx context.Context) Result {
