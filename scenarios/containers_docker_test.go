@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -273,11 +274,12 @@ func (h *healthLog) Accept(l testcontainers.Log) {
 
 // logEntry is the part of a slog JSON line that matters here.
 type logEntry struct {
-	Time     time.Time `json:"time"`
-	Msg      string    `json:"msg"`
-	Source   string    `json:"source"`
-	Duration int64     `json:"duration"` // slog writes a time.Duration in nanoseconds
-	To       string    `json:"to"`
+	Time      time.Time `json:"time"`
+	Msg       string    `json:"msg"`
+	Source    string    `json:"source"`
+	Duration  int64     `json:"duration"` // slog writes a time.Duration in nanoseconds
+	To        string    `json:"to"`
+	DecidedBy string    `json:"decided_by"`
 }
 
 func (h *healthLog) line(s string) {
@@ -309,7 +311,7 @@ func (h *healthLog) line(s string) {
 	switch e.Msg {
 	case "check passed", "check failed":
 		r.tl.Checks = append(r.tl.Checks, CheckMark{
-			At: r.at(e.Time.Add(-d)), Latency: ms(d), Passed: e.Msg == "check passed", Source: e.Source,
+			At: r.at(e.Time.Add(-d)), Latency: ms(d), Passed: e.Msg == "check passed", Source: e.Source, DecidedBy: e.DecidedBy,
 		})
 	case "health state changed":
 		r.tl.States = append(r.tl.States, StateMark{At: r.at(e.Time), To: e.To})
@@ -347,7 +349,12 @@ type vpnContainer struct {
 	n        int
 	started  time.Time
 	restarts []string // what each restart did, for the log
+	lives    []life   // each restart's incarnation, the first before them
 }
+
+// life is one incarnation of the VPN container: from a start to the stop
+// of the next restart (zero while it runs).
+type life struct{ from, to time.Time }
 
 var _ prober.Container = (*vpnContainer)(nil)
 
@@ -372,6 +379,11 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 		return fmt.Errorf("stop %s: %w", c.name, err)
 	}
 	exited := time.Now()
+	c.mu.Lock()
+	if n := len(c.lives); n > 0 {
+		c.lives[n-1].to = begin
+	}
+	c.mu.Unlock()
 	if r := c.rec(); r != nil {
 		r.note(c.name + " container stopped: " + reason)
 	}
@@ -388,9 +400,56 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 	defer c.mu.Unlock()
 	c.n++
 	c.started = time.Now()
+	c.lives = append(c.lives, life{from: c.started})
 	c.restarts = append(c.restarts, fmt.Sprintf("stopped in %v, back-off %v, serving again after %v",
 		exited.Sub(begin).Round(time.Millisecond), delay, time.Since(begin).Round(time.Millisecond)))
 	return nil
+}
+
+// lineLog keeps a container's output. testcontainers replays the whole log
+// at each start, so what matters is read as distinct lines.
+type lineLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+var _ testcontainers.LogConsumer = (*lineLog)(nil)
+
+func (l *lineLog) Accept(log testcontainers.Log) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(log.Content)
+}
+
+func (l *lineLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// ifindexes returns the distinct interface indexes the VPN container
+// printed ("tun wg0 ifindex N"), one per start, in order.
+func (l *lineLog) ifindexes() []string {
+	var seen []string
+	for line := range strings.Lines(l.String()) {
+		if i, ok := strings.CutPrefix(strings.TrimSpace(line), "tun "+vpnDevice+" ifindex "); ok && !slices.Contains(seen, i) {
+			seen = append(seen, i)
+		}
+	}
+	return seen
+}
+
+// needKernelTUN fails t under TUNNELPROBE_REQUIRE_DOCKER=1, or skips it,
+// where the Docker host has no /dev/net/tun for the VPN containers: the
+// suite runs the deployed topology or nothing, never a fallback.
+func needKernelTUN(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		if os.Getenv(requireDockerEnv) == "1" {
+			t.Fatalf("%s=1 but no kernel TUN device can be had for the VPN containers: %v", requireDockerEnv, err)
+		}
+		t.Skipf("no kernel TUN device for the VPN containers: %v", err)
+	}
 }
 
 // copyOut reads a file from a (possibly exited) container.

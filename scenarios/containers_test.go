@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
@@ -23,6 +24,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 	"golang.org/x/sync/errgroup"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
@@ -32,19 +34,24 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
-// The container scenarios: the quick suite's four configurations, each on
-// its own topology of real containers on one user-defined Docker network,
-// side by side:
+// The container scenarios: the quick suite's configurations, each on the
+// topology deploy/ tells users to run, in real containers on one
+// user-defined Docker network, side by side:
 //
-//	load-<cfg> --SOCKS5--> client-<cfg> ==UDP==> link-<cfg> ==UDP==> server-<cfg>
-//	                       health :9999 <-- kubelet (this process)
+//	pod-<cfg>: lab pause, holds the network namespace (a pod's sandbox)
+//	  vpn-<cfg>:    lab client --tun wg0 (wireguard-go on a kernel TUN)
+//	  health-<cfg>: tunnelprobe serve on wg0 :9999 <-- kubelet (this process)
+//	  load-<cfg>:   tunnelprobe load through the kernel's routes
+//	vpn ==UDP==> link-<cfg> ==UDP==> server-<cfg>
 //
-// A loaded phase first (false restarts), then three faults a single
-// process cannot make, each an outage window of the spec, applied to every
-// server container at once: paused (a black hole), stopped and started again
-// (the peer gone, then back with a new CA), disconnected from the network
-// and connected again. A kubelet restart stops and starts the client
-// container for real, with the crash back-off.
+// A loaded phase first (false restarts), then four faults, each an outage
+// window of the spec, applied to every topology at once: the server paused
+// (a black hole), stopped and started again (the peer gone, then back with
+// a new CA), disconnected from the network and connected again, and the
+// link cut one way (the server no longer hears the client). A kubelet
+// restart stops and starts the VPN container for real, with the crash
+// back-off; the health sidecar goes on in the pod's namespace and must
+// follow the new wg0.
 
 const (
 	ctrRamp   = 10 * time.Second
@@ -78,8 +85,8 @@ func containerSuite() Spec {
 	auto.Mode = middleware.ModeAuto // its period (5 s) covers the kubelet's
 	var outages []Window
 	at := ctrLoaded
-	for range faults {
-		outages = append(outages, Window{Start: D(at), Duration: D(ctrWindow)})
+	for _, f := range faults {
+		outages = append(outages, Window{Start: D(at), Duration: D(ctrWindow), Direction: f.direction})
 		at += ctrWindow + ctrGap
 	}
 	return Spec{
@@ -96,6 +103,16 @@ func containerSuite() Spec {
 			{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(5 * time.Second)},
 			{Name: "upstream", Health: upstreamHealth(true), Prober: upstreamDocker()},
 			{Name: "tcp-socket", Health: upstreamHealth(false), Prober: tcpSocketProber(kubelet("", time.Second))},
+			// deploy/compose's health service, its command read from there
+			// (composeServeArgs): loop mode with evidence, healing through
+			// the VPN's control API; Docker's healthcheck only marks.
+			{Name: "compose", Health: HealthSpec{
+				Mode: middleware.ModeLoop, Period: D(time.Second), Timeouts: middleware.Ladder{9 * time.Second},
+				FailureThreshold: 2, Heal: true, Evidence: &EvidenceSpec{},
+			}, Prober: ProberSpec{
+				Kind: "docker", Endpoint: "/", Period: D(5 * time.Second), Timeout: D(2 * time.Second),
+				StartPeriod: D(10 * time.Second), FailureThreshold: 2,
+			}},
 		},
 	}
 }
@@ -106,6 +123,7 @@ type fault struct {
 	name       string
 	do, undo   func(ctx context.Context, e *ctrEnv, l *ctrLab) error
 	doneEffect string
+	direction  OutageDirection
 }
 
 var faults = []fault{
@@ -145,6 +163,29 @@ var faults = []fault{
 			return err
 		},
 	},
+	{
+		name: "one-way", doneEffect: "cut one way (the server no longer hears the client)", direction: OutageUp,
+		do:   func(ctx context.Context, e *ctrEnv, l *ctrLab) error { return l.putLink(ctx, `{"uplink_down": true}`) },
+		undo: func(ctx context.Context, e *ctrEnv, l *ctrLab) error { return l.putLink(ctx, `{"uplink_down": false}`) },
+	},
+}
+
+// putLink changes l's link through its control API.
+func (l *ctrLab) putLink(ctx context.Context, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, l.linkCtrl+"/link", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("PUT /link %s: %s: %s", body, resp.Status, b)
+	}
+	return nil
 }
 
 // ctrEnv is what every topology shares.
@@ -164,15 +205,19 @@ type ctrLab struct {
 	serverIP netip.Addr
 	server   testcontainers.Container
 	link     testcontainers.Container
-	client   testcontainers.Container
+	pod      testcontainers.Container // holds the namespace the others join
+	vpnCtr   testcontainers.Container // the VPN client on wg0
+	sidecar  testcontainers.Container // tunnelprobe serve
 	load     testcontainers.Container
 	linkCtrl string // http://host:port of the link's control API
-	health   string // http://host:port of the client's health server
+	health   string // http://host:port of the sidecar's health server
 	logs     *healthLog
 	vpn      *vpnContainer
+	vpnLog   *lineLog // the VPN container's output: its wg0's ifindex at each start
 
-	mu  sync.Mutex
-	rec *recorder
+	mu      sync.Mutex
+	rec     *recorder
+	applied []time.Duration // when each fault was in place, from the run's start
 }
 
 func (l *ctrLab) alias(role string) string { return role + "-" + l.cfg.Name }
@@ -185,6 +230,7 @@ func (l *ctrLab) recorder() *recorder {
 
 func TestContainerScenarios(t *testing.T) {
 	cli := needDocker(t)
+	needKernelTUN(t)
 	began := time.Now()
 	// Stop in time for the cleanups to run: a test binary killed by -timeout
 	// would leave every container behind (there is no reaper).
@@ -237,6 +283,7 @@ func TestContainerScenarios(t *testing.T) {
 		l.vpn.mu.Lock()
 		t.Logf("%s: %d container restarts: %s", l.cfg.Name, len(l.vpn.restarts), strings.Join(l.vpn.restarts, "; "))
 		l.vpn.mu.Unlock()
+		checkSidecarFollows(ctx, t, l, rep)
 	}
 
 	for _, name := range rep.Order {
@@ -267,14 +314,107 @@ func TestContainerScenarios(t *testing.T) {
 					name, i+1, faults[i].name, o.Start, o.End)
 			}
 		}
+		if name == "evidence" {
+			checkEvidenceBound(t, labs[slices.Index(rep.Order, name)], c)
+		}
 		if !c.OutageDetected {
 			t.Logf("%s: the health server's last log lines:\n%s", name, labs[slices.Index(rep.Order, name)].logs.lastLines())
 		}
 		if c.ConnsAchieved == 0 {
-			t.Errorf("%s: the load opened no connection through the client's SOCKS5 ingress (%s)", name, c.LoadError)
+			t.Errorf("%s: the load opened no connection through wg0 (%s)", name, c.LoadError)
 		}
 	}
 	t.Logf("container scenarios took %v in all", time.Since(began).Round(time.Second))
+}
+
+// evidenceDetects is the bound the README claims for the evidence
+// configuration: every fault acted on within it, from when Docker had
+// applied the fault (under load a docker pause of seven containers has
+// returned up to 20 s after it was asked for).
+const evidenceDetects = 10 * time.Second
+
+// checkEvidenceBound checks that the evidence configuration restarted and
+// healed nothing on the working link and met every fault within
+// evidenceDetects of its being in place.
+func checkEvidenceBound(t *testing.T, l *ctrLab, c ConfigReport) {
+	t.Helper()
+	if c.FalseRestarts != 0 || c.FalseHeals != 0 {
+		t.Errorf("evidence restarted the working tunnel %d times and healed it %d times, want none", c.FalseRestarts, c.FalseHeals)
+	}
+	l.mu.Lock()
+	applied := slices.Clone(l.applied)
+	l.mu.Unlock()
+	for i, o := range c.Outages {
+		if i >= len(applied) || o.DetectionSeconds == nil {
+			continue // a miss: reported by the caller
+		}
+		late := applied[i].Seconds() - o.Start
+		took := *o.DetectionSeconds - late
+		t.Logf("evidence: fault %d (%s) in place %.1f s after its scheduled start, acted on %.1f s after that", i+1, faults[i].name, late, took)
+		if took > evidenceDetects.Seconds() {
+			t.Errorf("evidence took %.1f s to act on fault %d (%s), over %v", took, i+1, faults[i].name, evidenceDetects)
+		}
+	}
+}
+
+// checkSidecarFollows checks that l's health sidecar ran on through every
+// restart of the VPN container, which made a new wg0 each time (a new
+// ifindex), and, with evidence, that each incarnation of the VPN that lived
+// through a stretch of working link at least evidenceDetects long had a
+// check passed on the light probe's answers through its wg0: the sidecar
+// followed each new interface.
+func checkSidecarFollows(ctx context.Context, t *testing.T, l *ctrLab, rep *Report) {
+	t.Helper()
+	l.vpn.mu.Lock()
+	lives := slices.Clone(l.vpn.lives)
+	l.vpn.mu.Unlock()
+	// Started before the run and running still: never stopped in between.
+	if st, err := l.sidecar.State(ctx); err != nil {
+		t.Errorf("%s: the health sidecar's state: %v", l.cfg.Name, err)
+	} else if started, _ := time.Parse(time.RFC3339Nano, st.StartedAt); !st.Running || !started.Before(rep.Started) {
+		t.Errorf("%s: the health sidecar did not run on through the VPN's restarts: running %v, started %s, the run at %s",
+			l.cfg.Name, st.Running, st.StartedAt, rep.Started.Format(time.RFC3339Nano))
+	}
+	if idx := l.vpnLog.ifindexes(); len(idx) != len(lives)+1 {
+		t.Errorf("%s: %d starts of the VPN container made %d distinct wg0 interfaces (%v), want one each",
+			l.cfg.Name, len(lives)+1, len(idx), idx)
+	}
+	if l.cfg.Health.Evidence == nil {
+		return // its checks dial by the kernel's routes, which follow by themselves
+	}
+	end := rep.Started.Add(time.Duration(rep.DurationSeconds * float64(time.Second)))
+	at := func(t time.Time) Offset { return Offset(t.Sub(rep.Started).Seconds()) }
+	for i, life := range lives {
+		to := life.to
+		if to.IsZero() || to.After(end) {
+			to = end
+		}
+		from, until := at(life.from), at(to)
+		if workingStretch(rep.Spec, float64(from), float64(until)) < evidenceDetects.Seconds() {
+			continue
+		}
+		if !slices.ContainsFunc(rep.Configs[l.cfg.Name].Timeline.Checks, func(c CheckMark) bool {
+			return c.At > from && c.At < until && c.Passed && c.DecidedBy == "evidence"
+		}) {
+			t.Errorf("%s: the VPN's incarnation %d (%.0f-%.0f s) lived through working link, and no check passed on proof of life: the sidecar did not follow its wg0",
+				l.cfg.Name, i+2, from, until)
+		}
+	}
+}
+
+// workingStretch returns the longest stretch of [from, to) outside the
+// spec's outages, in seconds.
+func workingStretch(spec Spec, from, to float64) float64 {
+	longest, at := 0.0, from
+	for _, o := range spec.Link.Outages {
+		start, end := o.Start.Seconds(), o.End().Seconds()
+		if end <= at || start >= to {
+			continue
+		}
+		longest = max(longest, min(start, to)-at)
+		at = max(at, end)
+	}
+	return max(longest, to-at)
 }
 
 // request returns a container request of ours: the image, the network with
@@ -303,7 +443,17 @@ func (e *ctrEnv) start(ctx context.Context, t *testing.T, req testcontainers.Con
 	return ctr, nil
 }
 
-// startTopology starts the server, the link and the client of l.
+// The pod's addresses: the VPN's tunnel device, its control API (the
+// heal's), and where the server peer's services are through the tunnel.
+const (
+	vpnDevice  = "wg0"
+	vpnControl = "127.0.0.1:8000"
+)
+
+var tunnelServer = harness.ServerTunnelAddr.String()
+
+// startTopology starts the server, the link and the pod of l: its holder,
+// the VPN container and the health sidecar.
 func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) error {
 	serverKey, err := harness.GenerateKey()
 	if err != nil {
@@ -314,7 +464,7 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 		return err
 	}
 	// The server writes its CA (a new one at every start) into a volume the
-	// client reads it from. Removed after the containers (cleanups run last
+	// sidecar reads it from. Removed after the containers (cleanups run last
 	// registered first).
 	volume := fmt.Sprintf("tunnelprobe-%s-ca-%s", e.runID, l.cfg.Name)
 	t.Cleanup(func() {
@@ -356,39 +506,113 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 		return err
 	}
 
+	// The pod: its holder owns the network namespace and publishes the
+	// health port (on a fixed host port: the kubelet's URL outlives the
+	// restarts), as a pod's sandbox does; the others join it.
 	hostPort := freePort(t)
-	args := []string{"lab", "client", "--listen", "0.0.0.0:0", "--endpoint", l.alias("link") + ":51821",
-		"--key", "/lab/client.key", "--peer", serverKey.Public().String(), "--socks5", "0.0.0.0:1080",
-		"--serve", "0.0.0.0:9999", "--tls-ca", "/ca/ca.pem", "--log-format", "json", "--log-level", "debug"}
-	args = append(args, healthFlags(l.cfg.Health)...)
-	req = e.request(l, "client", args...)
-	req.Files = []testcontainers.ContainerFile{keyFile(clientKey, "/lab/client.key")}
-	req.Mounts = testcontainers.ContainerMounts{{Source: testcontainers.GenericVolumeMountSource{Name: volume}, Target: "/ca", ReadOnly: true}}
+	req = e.request(l, "pod", "lab", "pause")
 	req.ExposedPorts = []string{healthPort}
 	req.HostConfigModifier = func(hc *dockercontainer.HostConfig) {
-		// A fixed host port: the kubelet's URL outlives restarts.
 		hc.PortBindings = network.PortMap{network.MustParsePort(healthPort): {{HostPort: hostPort}}}
 	}
+	if l.pod, err = e.start(ctx, t, req); err != nil {
+		return err
+	}
+	if l.health, err = endpoint(ctx, l.pod, healthPort); err != nil {
+		return err
+	}
+
+	// The VPN container: root, NET_ADMIN and /dev/net/tun, as the upstream
+	// VPN image runs. It must make its kernel device: there is no fallback.
+	l.vpnLog = &lineLog{}
+	req = e.inPod(l, "vpn", "lab", "client", "--tun", vpnDevice, "--listen", "0.0.0.0:0", "--endpoint", l.alias("link")+":51821",
+		"--key", "/lab/client.key", "--peer", serverKey.Public().String(), "--control", vpnControl)
+	req.Files = []testcontainers.ContainerFile{keyFile(clientKey, "/lab/client.key")}
+	req.HostConfigModifier = e.joinPod(l, func(hc *dockercontainer.HostConfig) {
+		hc.CapAdd = []string{"NET_ADMIN"}
+		hc.Devices = []dockercontainer.DeviceMapping{{PathOnHost: "/dev/net/tun", PathInContainer: "/dev/net/tun", CgroupPermissions: "rwm"}}
+	})
+	req.LogConsumerCfg = &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{l.vpnLog}}
+	req.WaitingFor = wait.ForLog("tun " + vpnDevice + " ifindex ").WithStartupTimeout(time.Minute)
+	if l.vpnCtr, err = e.start(ctx, t, req); err != nil {
+		return fmt.Errorf("the VPN container on a kernel TUN device: %w\n%s", err, l.vpnLog.String())
+	}
+
+	// The health sidecar: tunnelprobe serve in the pod's namespace, its
+	// check through wg0 by the kernel's routes, its evidence from wg0.
+	args := append([]string{"serve", "--listen", "0.0.0.0:9999", "--target", "tls://" + tunnelServer + ":443"}, sidecarFlags(l.cfg.Health)...)
+	if l.cfg.Name == "compose" {
+		if args, err = composeServeArgs(); err != nil {
+			return err
+		}
+	}
+	args = append(args, "--tls-ca", "/ca/ca.pem", "--log-format", "json", "--log-level", "debug")
+	req = e.inPod(l, "health", args...)
+	req.Mounts = testcontainers.ContainerMounts{{Source: testcontainers.GenericVolumeMountSource{Name: volume}, Target: "/ca", ReadOnly: true}}
+	req.HostConfigModifier = e.joinPod(l, nil)
 	req.LogConsumerCfg = &testcontainers.LogConsumerConfig{
 		Opts:      []testcontainers.LogProductionOption{testcontainers.WithLogProductionTimeout(time.Minute)},
 		Consumers: []testcontainers.LogConsumer{l.logs},
 	}
-	// At every start: the SOCKS5 ingress and the health server answering
-	// (any status: the tunnel may be down). The log line alone would match
-	// an earlier incarnation's after a restart.
-	req.WaitingFor = wait.ForAll(
-		wait.ForLog("socks5 "),
-		wait.ForHTTP("/").WithPort(healthPort).WithStatusCodeMatcher(func(int) bool { return true }).
-			WithPollInterval(50*time.Millisecond),
-	).WithStartupTimeoutDefault(time.Minute)
-	if l.client, err = e.start(ctx, t, req); err != nil {
+	req.WaitingFor = wait.ForLog("serving health endpoints").WithStartupTimeout(time.Minute)
+	if l.sidecar, err = e.start(ctx, t, req); err != nil {
 		return err
 	}
-	if l.health, err = endpoint(ctx, l.client, healthPort); err != nil {
-		return err
-	}
-	l.vpn = &vpnContainer{name: l.alias("client"), ctr: l.client, rec: l.recorder, grace: prober.MinGracePeriod, started: time.Now()}
+	l.vpn = &vpnContainer{name: l.alias("vpn"), ctr: l.vpnCtr, rec: l.recorder, grace: prober.MinGracePeriod, started: time.Now()}
 	return nil
+}
+
+// composeServeArgs returns the command of deploy/compose's health service,
+// pointed at the lab: its targets at the server peer through the tunnel,
+// its tunnel interface wg0, its API key one of the lab's (the lab's control
+// API takes gluetun's requests and checks no key).
+func composeServeArgs() ([]string, error) {
+	b, err := os.ReadFile(filepath.Join("..", "deploy", "compose", "compose.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var cf struct {
+		Services map[string]struct {
+			Command []string `json:"command"`
+		} `json:"services"`
+	}
+	if err := yaml.Unmarshal(b, &cf); err != nil {
+		return nil, fmt.Errorf("deploy/compose/compose.yaml: %w", err)
+	}
+	args := cf.Services["health"].Command
+	if len(args) == 0 || args[0] != "serve" {
+		return nil, fmt.Errorf("deploy/compose/compose.yaml: the health service's command %q is not serve's", args)
+	}
+	lab := strings.NewReplacer("1.1.1.1", tunnelServer, "${GLUETUN_API_KEY:?set it in .env}", "lab-key")
+	out := make([]string, len(args))
+	for i, a := range args {
+		if out[i] = lab.Replace(a); a == "tun0" {
+			out[i] = vpnDevice
+		}
+	}
+	if !slices.Contains(out, "PUT http://"+vpnControl+`/v1/vpn/status {"status":"stopped"}`) {
+		return nil, fmt.Errorf("deploy/compose/compose.yaml: the health service's command %q does not heal through the VPN's control API at %s", args, vpnControl)
+	}
+	return out, nil
+}
+
+// inPod returns the request of a container that joins l's pod: no network
+// of its own (joinPod sets the mode).
+func (e *ctrEnv) inPod(l *ctrLab, role string, cmd ...string) testcontainers.ContainerRequest {
+	req := e.request(l, role, cmd...)
+	req.Networks, req.NetworkAliases = nil, nil
+	return req
+}
+
+// joinPod returns a host configuration modifier that puts the container in
+// the network namespace of l's pod holder, then applies more (if set).
+func (e *ctrEnv) joinPod(l *ctrLab, more func(*dockercontainer.HostConfig)) func(*dockercontainer.HostConfig) {
+	return func(hc *dockercontainer.HostConfig) {
+		hc.NetworkMode = dockercontainer.NetworkMode("container:" + l.pod.GetContainerID())
+		if more != nil {
+			more(hc)
+		}
+	}
 }
 
 // missReason says why a configuration that cannot act on an outage
@@ -400,11 +624,18 @@ func missReason(o OutageReport) string {
 	return "a tcpSocket probe passes while the health server listens"
 }
 
-// healthFlags are the client's health server flags for h.
-func healthFlags(h HealthSpec) []string {
-	f := []string{"--heal=" + strconv.FormatBool(h.Heal)}
+// sidecarFlags are the health sidecar's serve flags for h: its heal is
+// the VPN client's own control API restarting the tunnel; its evidence the
+// light probe of the server peer through wg0 and wg0's counters.
+func sidecarFlags(h HealthSpec) []string {
+	var f []string
+	if h.Heal {
+		f = append(f, "--heal-http", "POST http://"+vpnControl+"/restart")
+	}
 	if h.Preset != "" {
-		return append(f, "--preset", h.Preset)
+		// The upstream's small check echoes the server peer, as it echoes
+		// 1.1.1.1 through a real tunnel.
+		return append(f, "--preset", h.Preset, "--echo-target", tunnelServer, "--dns-server", tunnelServer)
 	}
 	f = append(f, "--mode", h.Mode.String())
 	if h.Period.Duration > 0 {
@@ -425,7 +656,7 @@ func healthFlags(h HealthSpec) []string {
 		f = append(f, "--failure-threshold", strconv.Itoa(h.FailureThreshold))
 	}
 	if e := h.Evidence; e != nil {
-		f = append(f, "--evidence")
+		f = append(f, "--light-probe", "icmp://"+tunnelServer, "--evidence-iface", vpnDevice)
 		if e.Window.Duration > 0 {
 			f = append(f, "--evidence-window", e.Window.String())
 		}
@@ -503,15 +734,15 @@ func (e *ctrEnv) run(ctx context.Context, t *testing.T, labs []*ctrLab) (*Report
 	return rep, nil
 }
 
-// startLoad starts l's load container: greedy connections to the server's
-// sink through the client's SOCKS5 ingress, from the start of the run until
-// the first fault.
+// startLoad starts l's load container in the pod: greedy connections to
+// the server's sink through wg0 by the kernel's routes, from the start of
+// the run until the first fault.
 func (e *ctrEnv) startLoad(ctx context.Context, t *testing.T, l *ctrLab) error {
 	hold := e.spec.workingEnd() - e.spec.Load.Ramp.Duration
-	req := e.request(l, "load", "load", "--socks5", l.alias("client")+":1080",
-		"--target", harness.SinkHost+":"+strconv.Itoa(harness.SinkPort),
+	req := e.inPod(l, "load", "load", "--target", tunnelServer+":"+strconv.Itoa(harness.SinkPort),
 		"--conns", strconv.Itoa(e.spec.Load.Conns), "--ramp", e.spec.Load.Ramp.String(),
 		"--duration", hold.String(), "--rate", "greedy", "--json", "/lab/load.json")
+	req.HostConfigModifier = e.joinPod(l, nil)
 	ctr, err := e.start(ctx, t, req)
 	l.load = ctr
 	return err
@@ -554,7 +785,7 @@ func (e *ctrEnv) decodeLoad(ctx context.Context, l *ctrLab, exitErr error) (load
 	return loadgen.Result{ConnsAchieved: r.ConnsAchieved, Series: r.Series}, exitErr
 }
 
-// probe runs the prober against l's client container until ctx ends.
+// probe runs the prober against l's health sidecar until ctx ends.
 func (l *ctrLab) probe(ctx context.Context, spec Spec) error {
 	run, err := newProber(l.cfg.Prober, strings.TrimPrefix(l.health, "http://"), rand.New(rand.NewPCG(spec.Seed, uint64(l.index))), l.recorder(), l.vpn)
 	if err != nil {
@@ -614,6 +845,11 @@ func (e *ctrEnv) driveFaults(ctx context.Context, t *testing.T, labs []*ctrLab, 
 			g.Go(func() error {
 				if err := f(fctx, e, l); err != nil {
 					return fmt.Errorf("%s: %s: %w", l.alias("server"), what, err)
+				}
+				if !strings.HasPrefix(what, "un") {
+					l.mu.Lock()
+					l.applied = append(l.applied, time.Since(start))
+					l.mu.Unlock()
 				}
 				l.recorder().note("server " + what)
 				return nil
