@@ -16,7 +16,10 @@
 //     with /check/ requests, a call whose caller leaves cancels it (the last
 //     caller waits for it to return), and the same rule decides what is
 //     recorded. A pass answers SERVING, a failure NOT_SERVING; why it failed
-//     is in the monitor's observer (serve's log), not in the answer.
+//     is in the monitor's observer (serve's log), not in the answer. A gRPC
+//     client cancels the call at its deadline on a timer of its own, which
+//     races the server's: a cancellation within 250 ms of the deadline
+//     counts as the deadline, so that the recording rule sees one.
 //   - Watch sends the state at once and then every change of it, without
 //     running checks: SERVING while healthy, NOT_SERVING while unhealthy or
 //     stale, UNKNOWN before a result decided (see [middleware.Snapshot]).
