@@ -1,10 +1,12 @@
 // Package server is the health server that `tunnelprobe serve` deploys as a
 // sidecar: a [middleware.Monitor]'s loop and HTTP endpoints on one listener,
-// with the project's one server lifecycle, and [HealCommand], a heal that
-// runs a shell command. Its gRPC health service (package grpchealth) is
-// served on the same listener with [Config].GRPC, on one of its own with
-// [Server.ServeWithGRPC], or both, through the same lifecycle. The tunnel lab's roles and the scenarios run this
-// same package, so that the comparison measures what users deploy.
+// with the project's one server lifecycle, and two heals: [HealCommand] runs
+// a shell command, [HealHTTP] sends requests to the VPN client's own control
+// API (gluetun's PUT /v1/vpn/status), for images without a shell. Its gRPC
+// health service (package grpchealth) is served on the same listener with
+// [Config].GRPC, on one of its own with [Server.ServeWithGRPC], or both,
+// through the same lifecycle. The tunnel lab's roles and the scenarios run
+// this same package, so that the comparison measures what users deploy.
 //
 // # Concurrency
 //
