@@ -56,25 +56,21 @@ func (f File) Follow() *Following { return &Following{Name: f.Name, last: f} }
 // for a check.TLS or a check.HTTP; any other checker is returned as it is.
 // A check whose file never held a CA fails naming it.
 func WithRootCAs(c check.Checker, ca *Following) check.Checker {
+	// Each check verifies with a copy of c: checks may run concurrently.
+	var with func(*x509.CertPool) check.Checker
 	switch c := c.(type) {
 	case check.TLS:
-		return check.Func(func(ctx context.Context) error {
-			pool, err := ca.Pool()
-			if err != nil {
-				return err
-			}
-			c.RootCAs = pool
-			return c.Check(ctx)
-		})
+		with = func(pool *x509.CertPool) check.Checker { v := c; v.RootCAs = pool; return v }
 	case check.HTTP:
-		return check.Func(func(ctx context.Context) error {
-			pool, err := ca.Pool()
-			if err != nil {
-				return err
-			}
-			c.RootCAs = pool
-			return c.Check(ctx)
-		})
+		with = func(pool *x509.CertPool) check.Checker { v := c; v.RootCAs = pool; return v }
+	default:
+		return c
 	}
-	return c
+	return check.Func(func(ctx context.Context) error {
+		pool, err := ca.Pool()
+		if err != nil {
+			return err
+		}
+		return with(pool).Check(ctx)
+	})
 }
