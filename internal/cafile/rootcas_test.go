@@ -52,3 +52,25 @@ func TestWithRootCAsFollowsTheFile(t *testing.T) {
 		}
 	}
 }
+
+// Checks may run at once (a /check/ beside the loop): each verifies with
+// its own copy, which the race detector watches here.
+func TestWithRootCAsConcurrently(t *testing.T) {
+	b := testcert.Must(t, "127.0.0.1")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.TLS = b.ServerConfig()
+	srv.StartTLS()
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "ca.pem")
+	writeFile(t, file, b.CAPEM)
+	c := cafile.WithRootCAs(check.TLS{Address: srv.Listener.Addr().String()}, &cafile.Following{Name: file})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() { errs <- c.Check(context.Background()) }()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
