@@ -359,6 +359,9 @@ func TestServeBadUsage(t *testing.T) {
 		{"heal request URL", []string{"--heal-http", "POST /restart"}, nil, []string{"--heal-http", "absolute http"}},
 		{"heal header alone", []string{"--heal-header", "X-API-Key: k"}, nil, []string{"--heal-header", "--heal-http"}},
 		{"heal header malformed", []string{"--heal-http", "POST http://127.0.0.1:1/", "--heal-header", "X-API-Key"}, nil, []string{"--heal-header", "Name: value"}},
+		{"heal header empty value", []string{"--heal-http", "POST http://127.0.0.1:1/", "--heal-header", "X-API-Key: "}, nil, []string{"--heal-header", "non-empty"}},
+		{"heal header bad name", []string{"--heal-http", "POST http://127.0.0.1:1/", "--heal-header", "X API Key: s3cret"}, nil, []string{"--heal-header", "not shown"}},
+		{"echo target without the preset", []string{"--echo-target", "10.0.0.1"}, nil, []string{"--echo-target", "--preset upstream"}},
 		{"heal command and requests", []string{"--heal-cmd", "true", "--heal-http", "POST http://127.0.0.1:1/"}, nil, []string{"--heal-cmd", "--heal-http"}},
 		{"env timeout and timeouts", nil, map[string]string{"TUNNELPROBE_TIMEOUT": "1s", "TUNNELPROBE_TIMEOUTS": "2s"}, []string{"TUNNELPROBE_TIMEOUTS"}},
 	}

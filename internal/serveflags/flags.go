@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
@@ -185,6 +187,9 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		}
 		cfg.Monitor.Timeouts = f.timeouts
 	}
+	if given["echo-target"] && f.preset != "upstream" {
+		return server.Config{}, errors.New("--echo-target sets what the small check of --preset upstream echoes: give --preset upstream too")
+	}
 	if cfg.HealCommand != "" && len(f.healHTTP.Values) > 0 {
 		return server.Config{}, errors.New("--heal-cmd and --heal-http exclude each other: give one")
 	}
@@ -234,12 +239,15 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 // headers. An error is a usage error.
 func (f *Flags) healRequests() ([]server.HealRequest, error) {
 	header := http.Header{}
-	for _, h := range f.healHeaders.Values {
+	for i, h := range f.healHeaders.Values {
 		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
-			return nil, fmt.Errorf("invalid value %q for flag --heal-header: want Name: value", h)
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		// Checked now rather than at the first heal, in an outage. The
+		// value is not shown: it is likely a key.
+		if !ok || !httpguts.ValidHeaderFieldName(name) || value == "" || !httpguts.ValidHeaderFieldValue(value) {
+			return nil, fmt.Errorf("invalid value for flag --heal-header (the %d. given, its value not shown): want Name: value, a token and a non-empty value", i+1)
 		}
-		header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		header.Add(name, value)
 	}
 	if len(header) > 0 && len(f.healHTTP.Values) == 0 {
 		return nil, errors.New("--heal-header goes with --heal-http requests: give those too")

@@ -107,14 +107,39 @@ func TestHealHTTPEndsWithItsContext(t *testing.T) {
 	}
 }
 
+// A redirect is an answer, not a heal: following it would turn the PUT
+// into a GET without its body and carry the API key to another host.
+func TestHealHTTPFollowsNoRedirect(t *testing.T) {
+	t.Parallel()
+	elsewhere := &controlAPI{status: http.StatusOK}
+	other := httptest.NewServer(elsewhere)
+	defer other.Close()
+	srv := httptest.NewServer(http.RedirectHandler(other.URL+"/v1/vpn/status", http.StatusSeeOther))
+	defer srv.Close()
+	r := mustParse(t, "PUT "+srv.URL+`/v1/vpn/status {"status":"stopped"}`)
+	r.Header = http.Header{"X-Api-Key": {"k1"}}
+	err := server.HealHTTP([]server.HealRequest{r}, nil, nil)(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "303") {
+		t.Errorf("heal returned %v, want an error naming the 303", err)
+	}
+	if got := elsewhere.requests(); len(got) != 0 {
+		t.Errorf("the redirect was followed: %q", got)
+	}
+}
+
 func TestParseHealRequest(t *testing.T) {
 	t.Parallel()
 	r, err := server.ParseHealRequest(`  PUT http://127.0.0.1:8000/v1/vpn/status {"status": "running"} `)
 	if err != nil || r.Method != "PUT" || r.URL != "http://127.0.0.1:8000/v1/vpn/status" || r.Body != `{"status": "running"}` {
 		t.Errorf("got %+v, %v", r, err)
 	}
-	if r.String() != `PUT http://127.0.0.1:8000/v1/vpn/status {"status": "running"}` {
+	if r.String() != `PUT http://127.0.0.1:8000/v1/vpn/status (a body of 21 bytes)` {
 		t.Errorf("String() = %q", r.String())
+	}
+	// What a log or an error shows of a request keeps its secrets out.
+	r = mustParse(t, `PUT http://admin:hunter2@127.0.0.1:8000/v1/vpn/status?api_key=k3y {"status":"stopped"}`)
+	if got := r.String(); strings.Contains(got, "hunter2") || strings.Contains(got, "k3y") || strings.Contains(got, "stopped") {
+		t.Errorf("String() = %q shows a secret", got)
 	}
 	for _, bad := range []string{"", "post http://x/", "POST", "POST /restart", "POST ftp://x/", "P0ST http://x/"} {
 		if _, err := server.ParseHealRequest(bad); err == nil {
