@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // ClientConfig configures the client peer. Zero fields take the defaults
@@ -43,10 +44,11 @@ type ClientConfig struct {
 	Log *slog.Logger
 	// TUN, when set, runs the client on a kernel TUN device of that name
 	// instead of a netstack, as a VPN client container does (Linux; it
-	// needs CAP_NET_ADMIN and /dev/net/tun). The device gets Addr/24, so
-	// the kernel routes the tunnel's network through it for every program
-	// in the network namespace; each start makes a new device. Dial then
-	// uses the kernel's routes and resolves no lab names.
+	// needs CAP_NET_ADMIN and /dev/net/tun). The device gets Addr in the
+	// tunnel's network (its /24, or /120 for IPv6), so the kernel routes
+	// that network through it for every program in the network namespace;
+	// each start makes a new device. Dial then leaves by that device only
+	// and resolves no lab names.
 	TUN string
 }
 
@@ -117,8 +119,8 @@ func (c *Client) start() (*peer, error) {
 		peerCfg: fmt.Sprintf("public_key=%s\nendpoint=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
 			c.cfg.ServerPublicKey.hex(), c.cfg.Endpoint, all, keepaliveSeconds(c.cfg.Keepalive)),
 		log:        c.cfg.Log,
-		kernel:     c.cfg.TUN,
-		kernelBits: c.cfg.Addr.BitLen() - 8,
+		kernel:    c.cfg.TUN,
+		kernelNet: tunnelNet(c.cfg.Addr),
 	})
 }
 
@@ -138,12 +140,19 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 		return nil, &net.OpError{Op: "dial", Net: network, Err: ErrClientDown}
 	}
 	if p.tun == nil {
-		var d net.Dialer
-		return d.DialContext(ctx, network, address)
+		// Bound to the device: a dial must not leave the tunnel another
+		// way once the device has gone.
+		return check.BoundDialer(p.kernel).DialContext(ctx, network, address)
 	}
 	// A restart during the dial closes p's stack, which fails the dial as
 	// a real interface going away would.
 	return p.tun.DialContext(ctx, network, address)
+}
+
+// tunnelNet is addr in the tunnel's network: the /24 of an IPv4 address,
+// the /120 of an IPv6 one.
+func tunnelNet(addr netip.Addr) netip.Prefix {
+	return netip.PrefixFrom(addr, addr.BitLen()-8)
 }
 
 // ReadCounters returns the counters of the client's tunnel interface, as a

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 )
@@ -15,8 +17,10 @@ import (
 //
 // The /v1/vpn/status routes take what the upstream VPN client's (gluetun's)
 // control server takes, so that a heal written for it (serve's --heal-http
-// requests) runs unchanged against the lab. A bad body is a 400.
-func ClientControlHandler(c *Client) http.Handler {
+// requests) runs unchanged against the lab. A bad body is a 400. With an
+// apiKey, every request must carry it in X-API-Key, as gluetun's apikey
+// role asks: others get a 401.
+func ClientControlHandler(c *Client, apiKey string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /restart", restartHandler(c.Restart))
 	mux.HandleFunc("GET /v1/vpn/status", func(w http.ResponseWriter, r *http.Request) {
@@ -32,28 +36,48 @@ func ClientControlHandler(c *Client) http.Handler {
 			writeJSON(w, http.StatusBadRequest, errorBody{Error: "body: want {\"status\":\"running\"} or {\"status\":\"stopped\"}", Field: "status"})
 			return
 		}
-		switch {
-		case want.Status == c.status():
-			// Already so: nothing to do, as the upstream answers.
-		case want.Status == "stopped":
-			err = c.Down()
-		case want.Status == "running":
-			err = c.Up(r.Context())
-		default:
+		if want.Status != "running" && want.Status != "stopped" {
 			writeJSON(w, http.StatusBadRequest, errorBody{Error: "status: want running or stopped", Field: "status"})
 			return
 		}
+		err = c.setStatus(r.Context(), want.Status)
 		if err != nil {
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the client peer did not change: " + err.Error()})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"outcome": want.Status})
 	})
-	return mux
+	if apiKey == "" {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-API-Key")), []byte(apiKey)) != 1 {
+			writeJSON(w, http.StatusUnauthorized, errorBody{Error: "X-API-Key: missing or wrong"})
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 type vpnStatus struct {
 	Status string `json:"status"`
+}
+
+// setStatus takes the client peer down ("stopped") or brings it up
+// ("running"), or does nothing when it is so already, in one hold of the
+// lock: two callers asking the same never see each other's change as an
+// error. Bringing it up completes even when the caller leaves (ctx ends), as
+// Restart does, so that a heal that gives up cannot leave the tunnel down.
+func (c *Client) setStatus(ctx context.Context, status string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case status == "stopped" && c.peer != nil:
+		c.downLocked()
+	case status == "running" && c.peer == nil:
+		return c.upLocked(context.WithoutCancel(ctx))
+	}
+	return nil
 }
 
 // status is "running" while the client peer is up, "stopped" otherwise.

@@ -16,11 +16,13 @@ import (
 // heal of deploy/compose puts the status to stopped, then to running.
 func TestClientControlHandlerTakesTheUpstreamRequests(t *testing.T) {
 	l := startLab(t, Config{})
-	srv := httptest.NewServer(ClientControlHandler(l.Client()))
+	srv := httptest.NewServer(ClientControlHandler(l.Client(), "k3y"))
 	defer srv.Close()
+	key := "k3y"
 	do := func(method, body string) (int, map[string]string) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(t.Context(), method, srv.URL+"/v1/vpn/status", strings.NewReader(body))
+		req.Header.Set("X-API-Key", key)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -65,5 +67,14 @@ func TestClientControlHandlerTakesTheUpstreamRequests(t *testing.T) {
 	}
 	if code, _ := do("DELETE", ""); code != 405 {
 		t.Errorf("DELETE: %d, want 405", code)
+	}
+	// As gluetun's apikey role: without the key nothing changes.
+	for _, key = range []string{"", "wrong"} {
+		if code, _ := do("PUT", `{"status":"stopped"}`); code != 401 {
+			t.Errorf("PUT with key %q: %d, want 401", key, code)
+		}
+	}
+	if err := works(); err != nil {
+		t.Errorf("a refused PUT stopped the client: %v", err)
 	}
 }

@@ -31,9 +31,9 @@ type peerConfig struct {
 	peerCfg string // the UAPI lines of the one peer
 	log     *slog.Logger
 	// kernel, when set, names a kernel TUN device to run on instead of a
-	// netstack; the address then gets kernelBits of prefix.
-	kernel     string
-	kernelBits int
+	// netstack, with kernelNet as its address and the tunnel's network.
+	kernel    string
+	kernelNet netip.Prefix
 }
 
 func startPeer(c peerConfig) (*peer, error) {
@@ -65,15 +65,18 @@ func startPeer(c peerConfig) (*peer, error) {
 		dev.Close()
 		return nil, fmt.Errorf("harness: configure WireGuard: %w", err)
 	}
-	if err := dev.Up(); err != nil {
-		dev.Close()
-		return nil, fmt.Errorf("harness: WireGuard up: %w", err)
-	}
+	// A kernel device gets its address and comes up first: wireguard-go
+	// follows the device's link state, and bringing it up after Up would
+	// take the device down and up again, losing the first handshake.
 	if c.kernel != "" {
-		if err := configureKernelTUN(c.kernel, netip.PrefixFrom(c.addr, c.kernelBits)); err != nil {
+		if err := configureKernelTUN(c.kernel, c.kernelNet); err != nil {
 			dev.Close()
 			return nil, err
 		}
+	}
+	if err := dev.Up(); err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("harness: WireGuard up: %w", err)
 	}
 	return &peer{dev: dev, tun: nt, kernel: c.kernel, bind: b}, nil
 }

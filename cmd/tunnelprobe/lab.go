@@ -23,14 +23,14 @@ const labUsage = `Usage: tunnelprobe lab [flags]            the whole lab in one
        tunnelprobe lab client [flags]     the client peer and its SOCKS5 ingress
        tunnelprobe lab pause              hold a network namespace, as a pod's pause does
 
-A WireGuard tunnel in user space (wireguard-go over a netstack, no root, no
-kernel device) between a client peer and a server peer, over a link shaped
-like a real one (rate, delay, queue, loss): the server peer serves a TLS
-target, sinks for the load generator and answers ICMP echoes; the client
-peer offers a SOCKS5 ingress into the tunnel. --control serves the link's
-settings, outages included (GET/PUT /link), and restarts the client (POST
-/restart); --serve runs the health server beside the client, checking the
-TLS target through the tunnel. The roles run the same parts as separate
+A WireGuard tunnel in user space (wireguard-go over a netstack; no root and
+no kernel device but with the client's --tun) between a client peer and a
+server peer, over a link shaped like a real one (rate, delay, queue, loss):
+the server peer serves a TLS target, sinks for the load generator and
+answers ICMP echoes; the client peer offers a SOCKS5 ingress into the
+tunnel. --control serves the link's settings, outages included (GET/PUT
+/link), and restarts the client (POST /restart); --serve runs the health
+server beside the client, checking the TLS target through the tunnel. The roles run the same parts as separate
 processes or containers; with --tun the client runs on a kernel TUN device,
 as a VPN container does, for every program in its network namespace
 (docs/lab.md). Ctrl-C stops it.
@@ -48,6 +48,9 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 		case "link":
 			return runLabLink(ctx, args[1:], getenv, stdout, stderr)
 		case "pause": // the containers that join its namespace outlive each other's restarts
+			if len(args) > 1 {
+				return cliflag.UsageError(stderr, "tunnelprobe lab pause", fmt.Errorf("takes no arguments, got %q", args[1:]))
+			}
 			<-ctx.Done()
 			return 0
 		}
@@ -200,6 +203,7 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	keyFile, pubOut, peer := registerKeyFlags(fs, "server")
 	socks := cliflag.AddrVar(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address`; empty for none")
 	control := cliflag.AddrVar(fs, "control", "", true, "HTTP control `address` (POST /restart, GET/PUT /v1/vpn/status); empty for none")
+	controlKey := fs.String("control-key", "", "API `key` every control request must carry in X-API-Key, as gluetun's apikey role asks")
 	// The health server, as in the one-process lab. The target's CA comes
 	// from the server peer (its --ca-out), in a file shared with it.
 	var health serveflags.Lab
@@ -215,7 +219,7 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	if err := health.Configure(fs, stderr); err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	if err := labClientUsage(health.Addr, *tlsCA, tunName); err != nil {
+	if err := checkLabClientFlags(fs, health.Addr, *tlsCA, tunName); err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	} else if tunName != "" {
 		*socks = ""
@@ -234,8 +238,10 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	}
 	defer cl.Close()
 	fmt.Fprintf(stdout, "wireguard %s -> %s\npublic-key %s\n", cl.UDPAddr(), ep, key.Public())
-	if ifi, err := net.InterfaceByName(tunName); tunName != "" && err == nil {
-		fmt.Fprintf(stdout, "tun %s ifindex %d\n", tunName, ifi.Index) // a new one at each start
+	if tunName != "" {
+		if ifi, err := net.InterfaceByName(tunName); err == nil {
+			fmt.Fprintf(stdout, "tun %s ifindex %d\n", tunName, ifi.Index) // a new one at each start
+		}
 	}
 	if *socks != "" {
 		s, err := harness.ListenSOCKS5(ctx, *socks, cl.DialContext)
@@ -249,16 +255,18 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	return serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ClientControlHandler(cl), stdout, stderr)
+	return serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ClientControlHandler(cl, *controlKey), stdout, stderr)
 }
 
-// labClientUsage checks the lab client's flags that go together.
-func labClientUsage(serveAddr, tlsCA, tunName string) error {
+// checkLabClientFlags checks the lab client's flags that go together.
+func checkLabClientFlags(fs *flag.FlagSet, serveAddr, tlsCA, tunName string) error {
 	switch {
 	case serveAddr != "" && tlsCA == "":
 		return errors.New("--serve needs --tls-ca, the TLS target's CA file")
 	case tunName != "" && serveAddr != "":
 		return errors.New("--tun excludes --serve: run tunnelprobe serve in this network namespace")
+	case tunName != "" && cliflag.Given(fs)["socks5"]:
+		return errors.New("--tun excludes --socks5: programs in this network namespace reach the tunnel by its routes")
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func (h *Lab) RegisterLab(fs *flag.FlagSet, target string) {
 	h.RegisterMonitor(fs)
 	h.RegisterLog(fs)
 	fs.Var(cliflag.Addr(&h.Addr, "", true), "serve", "also run the health server on this `address`, checking "+target+" through the tunnel\n"+
-		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd is set")
+		"with the mode, timeout and threshold flags; its heal restarts the client peer unless --heal-cmd or --heal-http is set")
 	fs.BoolVar(&h.evidence, "evidence", false, "with --serve: prove the tunnel alive with a light probe (an ICMP echo of the server peer) and\n"+
 		"read the client peer's counters (see --evidence-window)")
 	fs.BoolVar(&h.heal, "heal", true, "with --serve: heal an unhealthy tunnel in loop mode; --heal=false never heals (the upstream's restarts turned off)")
