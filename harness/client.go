@@ -118,7 +118,7 @@ func (c *Client) start() (*peer, error) {
 		hosts:  labHosts(c.cfg.ServerAddr),
 		peerCfg: fmt.Sprintf("public_key=%s\nendpoint=%s\nallowed_ip=%s\npersistent_keepalive_interval=%d\n",
 			c.cfg.ServerPublicKey.hex(), c.cfg.Endpoint, all, keepaliveSeconds(c.cfg.Keepalive)),
-		log:        c.cfg.Log,
+		log:       c.cfg.Log,
 		kernel:    c.cfg.TUN,
 		kernelNet: tunnelNet(c.cfg.Addr),
 	})
