@@ -334,13 +334,14 @@ func (h *healthLog) lastLines() string {
 	return strings.Join(h.tail, "\n")
 }
 
-// vpnContainer is the client container as the kubelet sees it: a restart
+// vpnContainer is the VPN container as the kubelet sees it: a restart
 // stops the container for real (SIGTERM, the kill's grace period), waits
-// the crash back-off and starts it again, its health server on the same
-// host port.
+// the crash back-off and starts it again in the pod's namespace, where the
+// health sidecar goes on serving on the same host port.
 type vpnContainer struct {
 	name    string
 	ctr     testcontainers.Container
+	log     *lineLog // the container's output, which names each start's wg0
 	rec     func() *recorder
 	grace   time.Duration
 	backoff prober.CrashBackoff
@@ -349,7 +350,7 @@ type vpnContainer struct {
 	n        int
 	started  time.Time
 	restarts []string // what each restart did, for the log
-	lives    []life   // each restart's incarnation, the first before them
+	lives    []life   // the incarnation each restart started (not the first, the test's own start)
 }
 
 // life is one incarnation of the VPN container: from a start to the stop
@@ -391,11 +392,14 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 	if !sleepUntil(ctx, exited.Add(delay)) {
 		return ctx.Err()
 	}
-	// Start waits for the health server to answer (the request's wait
-	// strategy), as the in-process runner's restart returns once serving.
+	// The request's wait strategy is met at once by the log of the last
+	// start, which testcontainers replays: wait for this start's new wg0
+	// instead, so that its life is stamped from when the device exists.
+	devices := len(c.log.ifindexes())
 	if err := c.ctr.Start(ctx); err != nil {
 		return fmt.Errorf("start %s: %w", c.name, err)
 	}
+	c.log.waitIfindexes(ctx, devices+1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n++
@@ -409,9 +413,12 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 // lineLog keeps a container's output. testcontainers replays the whole log
 // at each start, so what matters is read as distinct lines.
 type lineLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
+	mu   sync.Mutex
+	buf  strings.Builder
+	grew chan struct{} // told of each Accept; one waiter at a time
 }
+
+func newLineLog() *lineLog { return &lineLog{grew: make(chan struct{}, 1)} }
 
 var _ testcontainers.LogConsumer = (*lineLog)(nil)
 
@@ -419,6 +426,23 @@ func (l *lineLog) Accept(log testcontainers.Log) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf.Write(log.Content)
+	select {
+	case l.grew <- struct{}{}:
+	default:
+	}
+}
+
+// waitIfindexes waits until the log holds n distinct interface indexes, or
+// ctx ends, and says which.
+func (l *lineLog) waitIfindexes(ctx context.Context, n int) bool {
+	for len(l.ifindexes()) < n {
+		select {
+		case <-l.grew:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 func (l *lineLog) String() string {

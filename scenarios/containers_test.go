@@ -317,6 +317,12 @@ func TestContainerScenarios(t *testing.T) {
 		if name == "evidence" {
 			checkEvidenceBound(t, labs[slices.Index(rep.Order, name)], c)
 		}
+		if name == "evidence" || name == "compose" {
+			checkQuietBetweenFaults(t, name, rep.Spec, c)
+		}
+		if name == "compose" {
+			checkHealsRestore(t, rep.Spec, c)
+		}
 		if !c.OutageDetected {
 			t.Logf("%s: the health server's last log lines:\n%s", name, labs[slices.Index(rep.Order, name)].logs.lastLines())
 		}
@@ -353,6 +359,50 @@ func checkEvidenceBound(t *testing.T, l *ctrLab, c ConfigReport) {
 		t.Logf("evidence: fault %d (%s) in place %.1f s after its scheduled start, acted on %.1f s after that", i+1, faults[i].name, late, took)
 		if took > evidenceDetects.Seconds() {
 			t.Errorf("evidence took %.1f s to act on fault %d (%s), over %v", took, i+1, faults[i].name, evidenceDetects)
+		}
+	}
+}
+
+// recovery is how long after a fault ends a restart or heal is still put
+// down to it: a probe or heal that began in the fault.
+const recovery = evidenceDetects
+
+// checkQuietBetweenFaults checks that a configuration which proves life
+// restarted and healed nothing between faults either, from recovery after
+// one to the start of the next and to the end: the report's false actions
+// count only the loaded phase before the first.
+func checkQuietBetweenFaults(t *testing.T, name string, spec Spec, c ConfigReport) {
+	t.Helper()
+	outages := spec.Link.Outages
+	for _, a := range slices.Concat(c.Timeline.Restarts, c.Timeline.Heals) {
+		for i, o := range outages {
+			next := spec.Duration.Duration
+			if i+1 < len(outages) {
+				next = outages[i+1].Start.Duration
+			}
+			if at := time.Duration(float64(a) * float64(time.Second)); at >= o.End()+recovery && at < next {
+				t.Errorf("%s restarted or healed the working tunnel at %.1f s, between fault %d and the next", name, float64(a), i+1)
+			}
+		}
+	}
+}
+
+// checkHealsRestore checks that a configuration which heals rather than
+// restarts got its tunnel back after each fault: a check passed on proof of
+// life before the next fault (or the end). A heal that stopped the VPN and
+// failed to run it again (a wrong API key, a misspelt request) fails here.
+func checkHealsRestore(t *testing.T, spec Spec, c ConfigReport) {
+	t.Helper()
+	outages := spec.Link.Outages
+	for i, o := range outages {
+		from, until := o.End().Seconds(), spec.Duration.Seconds()
+		if i+1 < len(outages) {
+			until = outages[i+1].Start.Seconds()
+		}
+		if !slices.ContainsFunc(c.Timeline.Checks, func(m CheckMark) bool {
+			return float64(m.At) >= from && float64(m.At) < until && m.Passed && m.DecidedBy == "evidence"
+		}) {
+			t.Errorf("the tunnel was not back after fault %d (%s): no check passed on proof of life from %.0f s to %.0f s", i+1, faults[i].name, from, until)
 		}
 	}
 }
@@ -448,6 +498,9 @@ func (e *ctrEnv) start(ctx context.Context, t *testing.T, req testcontainers.Con
 const (
 	vpnDevice  = "wg0"
 	vpnControl = "127.0.0.1:8000"
+	// vpnAPIKey is what the VPN's control API asks of every request, as
+	// gluetun's apikey role does: a heal that does not send it fails.
+	vpnAPIKey = "lab-key"
 )
 
 var tunnelServer = harness.ServerTunnelAddr.String()
@@ -524,9 +577,9 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 
 	// The VPN container: root, NET_ADMIN and /dev/net/tun, as the upstream
 	// VPN image runs. It must make its kernel device: there is no fallback.
-	l.vpnLog = &lineLog{}
+	l.vpnLog = newLineLog()
 	req = e.inPod(l, "vpn", "lab", "client", "--tun", vpnDevice, "--listen", "0.0.0.0:0", "--endpoint", l.alias("link")+":51821",
-		"--key", "/lab/client.key", "--peer", serverKey.Public().String(), "--control", vpnControl)
+		"--key", "/lab/client.key", "--peer", serverKey.Public().String(), "--control", vpnControl, "--control-key", vpnAPIKey)
 	req.Files = []testcontainers.ContainerFile{keyFile(clientKey, "/lab/client.key")}
 	req.HostConfigModifier = e.joinPod(l, func(hc *dockercontainer.HostConfig) {
 		hc.CapAdd = []string{"NET_ADMIN"}
@@ -558,14 +611,14 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 	if l.sidecar, err = e.start(ctx, t, req); err != nil {
 		return err
 	}
-	l.vpn = &vpnContainer{name: l.alias("vpn"), ctr: l.vpnCtr, rec: l.recorder, grace: prober.MinGracePeriod, started: time.Now()}
+	l.vpn = &vpnContainer{name: l.alias("vpn"), ctr: l.vpnCtr, log: l.vpnLog, rec: l.recorder, grace: prober.MinGracePeriod, started: time.Now()}
 	return nil
 }
 
 // composeServeArgs returns the command of deploy/compose's health service,
 // pointed at the lab: its targets at the server peer through the tunnel,
-// its tunnel interface wg0, its API key one of the lab's (the lab's control
-// API takes gluetun's requests and checks no key).
+// its tunnel interface wg0, its API key the lab's (the lab's control API
+// takes gluetun's requests and checks the key as gluetun does).
 func composeServeArgs() ([]string, error) {
 	b, err := os.ReadFile(filepath.Join("..", "deploy", "compose", "compose.yaml"))
 	if err != nil {
@@ -583,7 +636,7 @@ func composeServeArgs() ([]string, error) {
 	if len(args) == 0 || args[0] != "serve" {
 		return nil, fmt.Errorf("deploy/compose/compose.yaml: the health service's command %q is not serve's", args)
 	}
-	lab := strings.NewReplacer("1.1.1.1", tunnelServer, "${GLUETUN_API_KEY:?set it in .env}", "lab-key")
+	lab := strings.NewReplacer("1.1.1.1", tunnelServer, "${GLUETUN_API_KEY:?set it in .env}", vpnAPIKey)
 	out := make([]string, len(args))
 	for i, a := range args {
 		if out[i] = lab.Replace(a); a == "tun0" {
@@ -630,7 +683,7 @@ func missReason(o OutageReport) string {
 func sidecarFlags(h HealthSpec) []string {
 	var f []string
 	if h.Heal {
-		f = append(f, "--heal-http", "POST http://"+vpnControl+"/restart")
+		f = append(f, "--heal-http", "POST http://"+vpnControl+"/restart", "--heal-header", "X-API-Key: "+vpnAPIKey)
 	}
 	if h.Preset != "" {
 		// The upstream's small check echoes the server peer, as it echoes

@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -638,6 +639,49 @@ func TestLoadJob(t *testing.T) {
 	}
 }
 
+// checkComposeHeal checks that the health service's heal reaches gluetun's
+// control server as the vpn service configures it: the address it listens
+// on, the two requests that stop and run the tunnel, and the API key of its
+// role, read as gluetun reads it (unknown fields refused).
+func checkComposeHeal(t *testing.T, vpn, health composeService, f *serveflags.Flags) {
+	t.Helper()
+	sc, err := f.ServerConfig(flag.NewFlagSet("serve", flag.ContinueOnError), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range sc.HealRequests {
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Host != vpn.Environment["HTTP_CONTROL_SERVER_ADDRESS"] {
+			t.Errorf("the heal goes to %s, gluetun's control server listens on %q", u.Host, vpn.Environment["HTTP_CONTROL_SERVER_ADDRESS"])
+		}
+		got = append(got, r.Method+" "+u.Path+" "+r.Body)
+	}
+	want := []string{`PUT /v1/vpn/status {"status":"stopped"}`, `PUT /v1/vpn/status {"status":"running"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("heal requests %q, want %q", got, want)
+	}
+	var role struct {
+		Name, Auth, APIKey, Username, Password string
+	}
+	dec := json.NewDecoder(strings.NewReader(vpn.Environment["HTTP_CONTROL_SERVER_AUTH_DEFAULT_ROLE"]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&role); err != nil || role.Auth != "apikey" || role.APIKey == "" {
+		t.Fatalf("HTTP_CONTROL_SERVER_AUTH_DEFAULT_ROLE %+v (%v): want an apikey role", role, err)
+	}
+	for _, r := range sc.HealRequests {
+		if key := r.Header.Get("X-API-Key"); key != role.APIKey {
+			t.Errorf("the heal sends X-API-Key %q, the role asks for %q", key, role.APIKey)
+		}
+	}
+	if vpn.Environment["HEALTH_RESTART_VPN"] != "off" {
+		t.Error("gluetun's own health loop restarts the VPN beside the health service's heal: set HEALTH_RESTART_VPN off")
+	}
+}
+
 // composeFile is the part of the Compose specification the example uses;
 // decoding it strictly catches a misspelt key.
 type composeFile struct {
@@ -753,6 +797,8 @@ func TestComposeFile(t *testing.T) {
 			t.Errorf("?timeout=%s is not under the probe's --timeout %v", q, pf.Kubelet.Timeout)
 		}
 	}
+
+	checkComposeHeal(t, cf.Services["vpn"], health, f)
 
 	// Semantics: exit 0 while the tunnel works, 1 once it does not; the
 	// check's target and the light probe's stand for the tunnel.
