@@ -48,8 +48,9 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 		case "link":
 			return runLabLink(ctx, args[1:], getenv, stdout, stderr)
 		case "pause": // the containers that join its namespace outlive each other's restarts
-			if len(args) > 1 {
-				return cliflag.UsageError(stderr, "tunnelprobe lab pause", fmt.Errorf("takes no arguments, got %q", args[1:]))
+			fs := flag.NewFlagSet("tunnelprobe lab pause", flag.ContinueOnError)
+			if code, ok := cliflag.ParseCommand(fs, args[1:], getenv, labUsage, stdout, stderr); !ok {
+				return code
 			}
 			<-ctx.Done()
 			return 0

@@ -249,6 +249,10 @@ func TestLabBadUsage(t *testing.T) {
 		{[]string{"link", "--control", "x:y"}, `port "y"`},
 		{[]string{"--control", "x"}, "tunnelprobe lab: invalid value"},
 		{[]string{"--serve", "127.0.0.1"}, "flag --serve"},
+		{[]string{"client", "--tun", "wg0", "--socks5", "127.0.0.1:1080"}, "--tun excludes --socks5"},
+		{[]string{"client", "--tun", "wg0", "--serve", "127.0.0.1:0", "--tls-ca", "ca.pem"}, "--tun excludes --serve"},
+		{[]string{"client", "--tun", "a/b"}, "flag --tun"},
+		{[]string{"pause", "stray"}, `tunnelprobe lab pause: unexpected argument "stray"`},
 	} {
 		var stdout, stderr bytes.Buffer
 		ctx, cancel := context.WithCancel(context.Background())

@@ -245,7 +245,7 @@ func (f *Flags) healRequests() ([]server.HealRequest, error) {
 		// Checked now rather than at the first heal, in an outage. The
 		// value is not shown: it is likely a key.
 		if !ok || !httpguts.ValidHeaderFieldName(name) || value == "" || !httpguts.ValidHeaderFieldValue(value) {
-			return nil, fmt.Errorf("invalid value for flag --heal-header (the %d. given, its value not shown): want Name: value, a token and a non-empty value", i+1)
+			return nil, fmt.Errorf("invalid value for flag --heal-header (number %d, its value not shown): want Name: value, a token and a non-empty value", i+1)
 		}
 		header.Add(name, value)
 	}
