@@ -55,14 +55,14 @@ import (
 
 const (
 	ctrRamp   = 10 * time.Second
-	ctrLoaded = 60 * time.Second // the load runs until the first fault
+	ctrLoaded = 45 * time.Second // the load runs until the first fault
 	ctrWindow = 40 * time.Second // each fault
 	// ctrGap is the time between faults for every container to recover:
 	// longer than the largest crash back-off a fault can leave (40 s after
 	// a third restart) plus a start, so that each fault begins on a tunnel
 	// that has been serving and proven alive, and no fault's restarts
 	// spill into the next one's window.
-	ctrGap     = 60 * time.Second
+	ctrGap     = 50 * time.Second
 	ctrTail    = 15 * time.Second // after the last fault
 	ctrSettle  = 10 * time.Second // after the ramp, before utilisation is measured
 	ctrConns   = 300
