@@ -239,11 +239,7 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	}
 	defer cl.Close()
 	fmt.Fprintf(stdout, "wireguard %s -> %s\npublic-key %s\n", cl.UDPAddr(), ep, key.Public())
-	if tunName != "" {
-		if ifi, err := net.InterfaceByName(tunName); err == nil {
-			fmt.Fprintf(stdout, "tun %s ifindex %d\n", tunName, ifi.Index) // a new one at each start
-		}
-	}
+	printTUN(stdout, tunName)
 	if *socks != "" {
 		s, err := harness.ListenSOCKS5(ctx, *socks, cl.DialContext)
 		if err != nil {
@@ -257,6 +253,17 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 	return serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ClientControlHandler(cl, *controlKey), stdout, stderr)
+}
+
+// printTUN prints the kernel TUN device's index, a new one at each start,
+// if the client runs on one.
+func printTUN(stdout io.Writer, name string) {
+	if name == "" {
+		return
+	}
+	if ifi, err := net.InterfaceByName(name); err == nil {
+		fmt.Fprintf(stdout, "tun %s ifindex %d\n", name, ifi.Index)
+	}
 }
 
 // checkLabClientFlags checks the lab client's flags that go together.
