@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,45 @@ func TestHealCommandConfig(t *testing.T) {
 	}
 	if log.String() == "" {
 		t.Error("nothing logged")
+	}
+}
+
+// TestHealRequestsConfig: Config.HealRequests are the heal the loop runs,
+// in place of Monitor.Heal: the requests reach the VPN's control API in
+// order, with their header, and the heal ends as healed.
+func TestHealRequestsConfig(t *testing.T) {
+	api := &controlAPI{status: http.StatusOK}
+	ctl := httptest.NewServer(api)
+	defer ctl.Close()
+	healed := make(chan middleware.HealEvent, 16)
+	header := http.Header{"X-Api-Key": {"k1"}}
+	srv, err := server.New(check.Func(func(context.Context) error { return errors.New("down") }), server.Config{
+		Monitor: middleware.Config{
+			Heal:        func(context.Context) error { t.Error("Monitor.Heal ran although HealRequests are set"); return nil },
+			HealBackoff: middleware.HealBackoff{Initial: 1},
+			Observer:    middleware.ObserverFuncs{OnHealed: func(e middleware.HealEvent) { healed <- e }},
+		},
+		HealRequests: []server.HealRequest{
+			{Method: http.MethodPut, URL: ctl.URL + "/v1/vpn/status", Body: `{"status":"stopped"}`, Header: header},
+			{Method: http.MethodPut, URL: ctl.URL + "/v1/vpn/status", Body: `{"status":"running"}`, Header: header},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stop := serve(t, srv)
+	e := <-healed // the first heal
+	stop()
+	if e.Err != nil {
+		t.Errorf("the heal failed: %v", e.Err)
+	}
+	got := api.requests()
+	want := []string{
+		`PUT /v1/vpn/status {"status":"stopped"} key=k1 type=application/json`,
+		`PUT /v1/vpn/status {"status":"running"} key=k1 type=application/json`,
+	}
+	if len(got) < 2 || strings.Join(got[:2], "\n") != strings.Join(want, "\n") {
+		t.Errorf("the control API got %q, want %q first", got, want)
 	}
 }
 
