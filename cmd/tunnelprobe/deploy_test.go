@@ -813,6 +813,12 @@ func TestComposeFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := startServe(t, health.Environment, withFlags(health.Command[1:], map[string]string{"check": "tcp", "target": tc.target, "light-probe": "tcp://" + tc.target})...)
+			// The healthcheck reads what the loop last found: before its
+			// first check that is unknown, a 503 (Docker's start_period
+			// covers it), so the working case waits for the loop's pass.
+			if tc.code == 0 {
+				s.waitHealthy(t)
+			}
 			su, _ := url.Parse(s.url)
 			pu := *u
 			pu.Host = su.Host
