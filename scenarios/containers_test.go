@@ -130,7 +130,17 @@ var faults = []fault{
 	{
 		name: "pause", doneEffect: "paused (a black hole)",
 		do: func(ctx context.Context, e *ctrEnv, l *ctrLab) error {
-			_, err := e.cli.ContainerPause(ctx, l.server.GetContainerID(), client.ContainerPauseOptions{})
+			// The cgroup freezer can fail to freeze a busy container at
+			// once ("unable to freeze"); runc gives up after its own
+			// retries, and a later try succeeds. The fault counts from when
+			// it is in place.
+			var err error
+			for try := 0; try < 3; try++ {
+				if _, err = e.cli.ContainerPause(ctx, l.server.GetContainerID(), client.ContainerPauseOptions{}); err == nil ||
+					!strings.Contains(err.Error(), "unable to freeze") || !sleepUntil(ctx, time.Now().Add(time.Second)) {
+					break
+				}
+			}
 			return err
 		},
 		undo: func(ctx context.Context, e *ctrEnv, l *ctrLab) error {
