@@ -153,15 +153,11 @@ func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 //	               ParseLinkUpdate); answers the new LinkState
 //	POST /restart  restart the client peer (404 if restart is nil)
 //
-// A nil link serves only /restart (the client process of a split lab).
+// The client process of a split lab serves ClientControlHandler instead.
 // A bad value is a 400 whose JSON body names the field; other methods get
 // 405. Only parser messages reach the client, never internal errors.
 func ControlHandler(link *Link, restart func(context.Context) error) http.Handler {
 	mux := http.NewServeMux()
-	if link == nil {
-		mux.HandleFunc("POST /restart", restartHandler(restart))
-		return mux
-	}
 	mux.HandleFunc("GET /link", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, link.Stats().State())
 	})

@@ -383,18 +383,25 @@ const recovery = evidenceDetects
 // count only the loaded phase before the first.
 func checkQuietBetweenFaults(t *testing.T, name string, spec Spec, c ConfigReport) {
 	t.Helper()
-	outages := spec.Link.Outages
 	for _, a := range slices.Concat(c.Timeline.Restarts, c.Timeline.Heals) {
-		for i, o := range outages {
-			next := spec.Duration.Duration
-			if i+1 < len(outages) {
-				next = outages[i+1].Start.Duration
-			}
-			if at := time.Duration(float64(a) * float64(time.Second)); at >= o.End()+recovery && at < next {
-				t.Errorf("%s restarted or healed the working tunnel at %.1f s, between fault %d and the next", name, float64(a), i+1)
+		for i := range spec.Link.Outages {
+			end, next := afterFault(spec, i)
+			if at := float64(a); at >= end+recovery.Seconds() && at < next {
+				t.Errorf("%s restarted or healed the working tunnel at %.1f s, between fault %d and the next", name, at, i+1)
 			}
 		}
 	}
+}
+
+// afterFault returns, in seconds from the start, when fault i ends and
+// when the next begins (or the run ends).
+func afterFault(spec Spec, i int) (end, next float64) {
+	outages := spec.Link.Outages
+	end, next = outages[i].End().Seconds(), spec.Duration.Seconds()
+	if i+1 < len(outages) {
+		next = outages[i+1].Start.Seconds()
+	}
+	return end, next
 }
 
 // checkHealsRestore checks that a configuration which heals rather than
@@ -403,12 +410,8 @@ func checkQuietBetweenFaults(t *testing.T, name string, spec Spec, c ConfigRepor
 // failed to run it again (a wrong API key, a misspelt request) fails here.
 func checkHealsRestore(t *testing.T, spec Spec, c ConfigReport) {
 	t.Helper()
-	outages := spec.Link.Outages
-	for i, o := range outages {
-		from, until := o.End().Seconds(), spec.Duration.Seconds()
-		if i+1 < len(outages) {
-			until = outages[i+1].Start.Seconds()
-		}
+	for i := range spec.Link.Outages {
+		from, until := afterFault(spec, i)
 		if !slices.ContainsFunc(c.Timeline.Checks, func(m CheckMark) bool {
 			return float64(m.At) >= from && float64(m.At) < until && m.Passed && m.DecidedBy == "evidence"
 		}) {

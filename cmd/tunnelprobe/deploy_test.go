@@ -317,6 +317,18 @@ func (m *manifests) podSpecs() map[string]*corev1.PodTemplateSpec {
 	return out
 }
 
+// job returns the Job named name, or fails t.
+func (m *manifests) job(t *testing.T, name string) *batchv1.Job {
+	t.Helper()
+	for _, j := range m.jobs {
+		if j.Name == name {
+			return j
+		}
+	}
+	t.Fatalf("no Job %s", name)
+	return nil
+}
+
 // indexed reports whether owner is an Indexed Job.
 func (m *manifests) indexed(owner string) bool {
 	for _, j := range m.jobs {
@@ -545,15 +557,7 @@ func checkProbe(t *testing.T, s *runningCommand, f *serveflags.Flags, port int, 
 func TestLoadJob(t *testing.T) {
 	t.Parallel()
 	m := loadManifests(t)
-	var job *batchv1.Job
-	for _, j := range m.jobs {
-		if j.Name == "tunnelprobe-load" {
-			job = j
-		}
-	}
-	if job == nil {
-		t.Fatal("no Job tunnelprobe-load")
-	}
+	job := m.job(t, "tunnelprobe-load")
 	if !m.indexed("Job " + job.Name) {
 		t.Error("completionMode is not Indexed")
 	}
@@ -887,15 +891,7 @@ func TestPlaceholderImageIsMarked(t *testing.T) {
 func TestMatrixJob(t *testing.T) {
 	t.Parallel()
 	m := loadManifests(t)
-	var job *batchv1.Job
-	for _, j := range m.jobs {
-		if j.Name == "tunnelprobe-matrix" {
-			job = j
-		}
-	}
-	if job == nil {
-		t.Fatal("no Job tunnelprobe-matrix")
-	}
+	job := m.job(t, "tunnelprobe-matrix")
 	if !m.indexed("Job "+job.Name) || job.Spec.Completions == nil || job.Spec.Parallelism == nil || *job.Spec.Parallelism != *job.Spec.Completions {
 		t.Fatal("not an Indexed Job running every shard at once")
 	}
