@@ -129,12 +129,14 @@ func TestHealDoesNotFreezeTheState(t *testing.T) {
 	}
 	r.wake()
 	r.nextCall()
-	// It goes away again: the loop's next check, a Period later, says so.
-	up.Store(false)
+	// The rig hears of a check before it reads up: settle first, which
+	// returns once that check's pass is recorded and the loop sleeps.
 	until, _ := r.settle()
 	if want := epoch.Add(7*time.Second + middleware.DefaultPeriod); !until.Equal(want) {
 		t.Errorf("next check at %v while healing, want %v", until.Sub(epoch), want.Sub(epoch))
 	}
+	// It goes away again: the loop's next check, a Period later, says so.
+	up.Store(false)
 	r.advanceTo(until)
 	r.nextCall()
 	until, _ = r.settle()
