@@ -21,9 +21,10 @@ const (
 	// ModeProbe: no loop and no auto-heal; the state comes from /check/
 	// calls made by an orchestrator's probe.
 	ModeProbe
-	// ModeAuto: the loop stands down while /check/ is called at least once
-	// per period and takes over again, heal included, after two periods
-	// without a call.
+	// ModeAuto: the loop stands down while /check/ calls record a result at
+	// least once per period and takes over again, heal included, after two
+	// periods without one; a call whose check was abandoned or cut short
+	// (see Monitor.Probe) drives nothing.
 	ModeAuto
 )
 
@@ -91,7 +92,8 @@ type Config struct {
 	Mode Mode
 
 	// Period is the loop's wait after a passing check, and in ModeAuto the
-	// rhythm /check/ calls must keep for the loop to stand down.
+	// rhythm in which /check/ calls must record results for the loop to
+	// stand down.
 	// Zero means DefaultPeriod.
 	Period time.Duration
 

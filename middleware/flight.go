@@ -34,6 +34,15 @@ type flight struct {
 	// that deadline gave the check from the caller's arrival.
 	left, deadline bool
 	budget         time.Duration
+
+	// recording orders the records of one execution: a caller whose
+	// deadline ended it for them records its failure while the check goes
+	// on for others, and the check's own verdict follows. Guarded by it:
+	// segment, when the part of the execution still unrecorded began, and
+	// finished, set once the check has returned.
+	recording sync.Mutex
+	segment   time.Time
+	finished  bool
 }
 
 // shareCheck joins the running /check/ execution, or starts one, and waits
@@ -57,12 +66,45 @@ func (m *Monitor) shareCheck(ctx context.Context) Result {
 		<-f.done
 		return f.result
 	}
-	return Result{
-		Source:   SourceProbe,
-		Start:    joinedAt,
-		Duration: m.cfg.Clock.Since(joinedAt),
-		Err:      fmt.Errorf("gave up waiting for the check: %w", ctx.Err()),
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return m.leaveAtDeadline(f, budget, ctx.Err())
 	}
+	return Result{
+		Source:    SourceProbe,
+		Start:     joinedAt,
+		Duration:  m.cfg.Clock.Since(joinedAt),
+		Err:       fmt.Errorf("gave up waiting for the check: %w", ctx.Err()),
+		Abandoned: true,
+	}
+}
+
+// leaveAtDeadline answers a caller whose deadline ended while others still
+// wait for check f, with what it would be told alone: a failure, recorded
+// when the check had run for long enough to say something about the
+// tunnel. The check goes on for the others; from the observer's view the
+// execution ended here and a new one, the rest of it, starts.
+func (m *Monitor) leaveAtDeadline(f *flight, budget time.Duration, cause error) Result {
+	st := m.probeStop(true, true, max(budget, m.cfg.Clock.Since(f.started)))
+	if !st.record {
+		m.state.noteShort(st.given)
+		return Result{Source: SourceProbe, Start: f.started, Duration: m.cfg.Clock.Since(f.started),
+			Err: fmt.Errorf("%w: %w", st.reason, cause), TimedOut: true, Abandoned: true}
+	}
+	f.recording.Lock()
+	if f.finished {
+		// The check's verdict is being recorded: take it.
+		f.recording.Unlock()
+		<-f.done
+		return f.result
+	}
+	now := m.cfg.Clock.Now()
+	r := Result{Source: SourceProbe, Start: f.segment, Duration: now.Sub(f.segment), TimedOut: true,
+		Err: fmt.Errorf("%w: the check had not finished: %w", st.reason, cause)}
+	f.segment = now
+	m.finish(r)
+	m.cfg.Observer.CheckStarted(CheckStart{Source: SourceProbe, Time: now, Timeout: m.cfg.MaxCheckTimeout - now.Sub(f.started)})
+	f.recording.Unlock()
+	return r
 }
 
 func (m *Monitor) join() *flight {
@@ -127,7 +169,10 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 	limit := m.cfg.MaxCheckTimeout
 	ctx, cancel := clockwork.WithTimeout(ctx, m.cfg.Clock, limit)
 	defer cancel()
-	r := m.execute(ctx, SourceProbe, limit, m.checker, func() stop {
+	f.recording.Lock()
+	f.segment = m.begin(SourceProbe, limit)
+	f.recording.Unlock()
+	r := m.decide(ctx, f.segment, SourceProbe, m.checker, func() stop {
 		m.flights.mu.Lock()
 		left, deadline, budget := f.left, f.deadline, f.budget
 		m.flights.mu.Unlock()
@@ -138,6 +183,14 @@ func (m *Monitor) fly(ctx context.Context, f *flight) {
 		m.flights.current = nil
 	}
 	m.flights.mu.Unlock()
+	f.recording.Lock()
+	f.finished = true
+	if !r.Start.Equal(f.segment) {
+		// A caller's deadline recorded the first part of this execution.
+		r.Start, r.Duration = f.segment, m.cfg.Clock.Since(f.segment)
+	}
+	m.finish(r)
+	f.recording.Unlock()
 	f.result = r
 	close(f.done)
 }

@@ -29,8 +29,12 @@ type Monitor struct {
 	flights  flightGroup
 	running  atomic.Bool
 
-	mu        sync.Mutex
-	lastProbe time.Time // when /check/ was last called, for ModeAuto
+	mu sync.Mutex
+	// lastProbe is when a /check/ execution last recorded a result, for
+	// ModeAuto: only a check that ran to a verdict drives the checks, so
+	// callers who leave early, or give a check too little time to say
+	// anything, can never stand the loop down.
+	lastProbe time.Time
 	// What the loop is doing, for Snapshot: when it owes its next result
 	// (zero while it does not drive the checks) and the heal it runs.
 	dueBy   time.Time
@@ -141,18 +145,22 @@ func (m *Monitor) Run(ctx context.Context) error {
 // MinCheckInterval is served again. When ctx ends before the check does,
 // Probe returns at once with ctx's error.
 //
-// Nothing one caller asks changes what another is told, nor turns a working
-// tunnel's state unhealthy:
+// Nothing one caller asks changes what another is told or what is
+// recorded, nor turns a working tunnel's state unhealthy: each caller is
+// told, and records, what it would alone.
 //   - A check whose callers went away is not recorded.
-//   - A check that their deadline cut off before it had run for the
-//     monitor's check timeout (Timeouts[0]) fails for them but is not
-//     recorded: so short a deadline says nothing about the tunnel. Cut off
-//     later, it is recorded as a failure.
+//   - A check that a caller's deadline cut off before it had run for the
+//     monitor's check timeout (Timeouts[0]) fails for that caller but is
+//     not recorded: so short a deadline says nothing about the tunnel. Cut
+//     off later, it is recorded as a failure at that deadline, also while
+//     other callers go on waiting for the same check (whose verdict, when
+//     it comes, is recorded too).
+//   - In ModeAuto only executions that recorded a result stand the loop
+//     down: callers who leave early or give too little time drive nothing.
 //   - A cached failure that was a timeout serves only callers who would not
 //     have waited longer for the check than it ran; others get a check of
 //     their own.
 func (m *Monitor) Probe(ctx context.Context) Result {
-	m.noteProbe()
 	if r, ok := m.recentResult(ctx); ok {
 		return r
 	}
@@ -235,15 +243,8 @@ func (m *Monitor) awaitChange(ctx context.Context, s Snapshot, changed <-chan st
 	return true
 }
 
-func (m *Monitor) noteProbe() {
-	now := m.cfg.Clock.Now()
-	m.mu.Lock()
-	m.lastProbe = now
-	m.mu.Unlock()
-}
-
 // probesDriving reports whether /check/ calls drive the checks in ModeAuto,
-// and until when they do unless another call comes.
+// and until when they do unless another call records a result.
 func (m *Monitor) probesDriving() (until time.Time, driving bool) {
 	m.mu.Lock()
 	last := m.lastProbe
@@ -301,9 +302,37 @@ type stop struct {
 // result unless it is abandoned. When the check fails after ctx ended,
 // stopped says why ctx ended.
 func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration, checker check.Checker, stopped func() stop) Result {
-	clock := m.cfg.Clock
-	start := clock.Now()
+	r := m.decide(ctx, m.begin(src, timeout), src, checker, stopped)
+	m.finish(r)
+	return r
+}
+
+// begin tells the observer that a check starts now, and returns now.
+func (m *Monitor) begin(src Source, timeout time.Duration) time.Time {
+	start := m.cfg.Clock.Now()
 	m.cfg.Observer.CheckStarted(CheckStart{Source: src, Time: start, Timeout: timeout})
+	return start
+}
+
+// finish tells the observer how a check ended and records its result
+// unless it is abandoned.
+func (m *Monitor) finish(r Result) {
+	m.cfg.Observer.CheckFinished(r)
+	if r.Abandoned {
+		return
+	}
+	m.state.record(r)
+	if r.Source == SourceProbe {
+		m.mu.Lock()
+		m.lastProbe = r.Start.Add(r.Duration)
+		m.mu.Unlock()
+	}
+}
+
+// decide runs check bounded by ctx (or lets the evidence decide) and returns
+// its result, neither observed nor recorded.
+func (m *Monitor) decide(ctx context.Context, start time.Time, src Source, checker check.Checker, stopped func() stop) Result {
+	clock := m.cfg.Clock
 	var v verdict
 	if m.evidence != nil {
 		if v = m.evidence.await(ctx); v.ok {
@@ -311,8 +340,6 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 			if v.err != nil {
 				r.Evidence = v.err.Error()
 			}
-			m.cfg.Observer.CheckFinished(r)
-			m.state.record(r)
 			return r
 		}
 	}
@@ -335,10 +362,6 @@ func (m *Monitor) execute(ctx context.Context, src Source, timeout time.Duration
 			r.TimedOut = true
 			r.Err = fmt.Errorf("%w: %w", st.reason, err)
 		}
-	}
-	m.cfg.Observer.CheckFinished(r)
-	if !r.Abandoned {
-		m.state.record(r)
 	}
 	return r
 }
