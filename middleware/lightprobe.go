@@ -56,7 +56,7 @@ func ICMPProbe(host string, d check.Dialer) LightProbe {
 // by default) one query over UDP through d (see [check.DNSQuery]).
 func dnsProbe(server string, d check.Dialer) LightProbe {
 	server = hostport.WithDefault(server, "53")
-	return LightProbe{Kind: probeUDPDNS, Target: server, Check: check.DNSQuery{Server: server, Dialer: d}}
+	return LightProbe{Kind: probeUDPDNS, Target: server, Check: check.DNSQuery{Server: server, Dialer: d, FreshLabel: true}}
 }
 
 // tcpProbe opens a TCP connection to addr ("host" or "host:port", port 443

@@ -98,7 +98,7 @@ func (f *Flags) registerCheck(fs *flag.FlagSet) {
 	fs.Var(cliflag.Choice(&f.Check, "tls", "tcp", "tls", "http", "dns", "icmp", "udp-dns"), "check",
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
-			"udp-dns (one DNS query over UDP, any answer passes)")
+			"udp-dns (one DNS query over UDP, answered NOERROR or NXDOMAIN; without a /name, a fresh name each time)")
 	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's;\n"+
 		"read again whenever it changes")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")

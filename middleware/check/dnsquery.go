@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -16,13 +17,19 @@ import (
 // is empty.
 const defaultDNSQueryName = "cloudflare.com."
 
-// DNSQuery passes when Server answers one DNS query sent over UDP:
-// any well-formed response to it passes, NXDOMAIN and SERVFAIL included,
-// since what it tests is that a packet crossed the tunnel and an answer
-// came back, not what the name resolves to. Unlike [DNS] it asks that
-// one server once, with no resolver, cache, search domains, /etc/hosts or
-// fallback to TCP in the way: the plain DNS over UDP check of the upstream
-// VPN client, for tunnels where ICMP is not permitted.
+// DNSQuery passes when Server answers one DNS query sent over UDP with
+// NOERROR or NXDOMAIN: the name was looked up, not what it resolves to.
+// SERVFAIL, REFUSED and the other rcodes fail it: any resolver on the way
+// (a cache, a stub on the host, a provider's intercepting resolver at the
+// VPN server) answers them whether or not the path beyond it works. Unlike
+// [DNS] it asks that one server once, with no resolver, cache, search
+// domains, /etc/hosts or fallback to TCP in the way: the plain DNS over
+// UDP check of the upstream VPN client, for tunnels where ICMP is not
+// permitted.
+//
+// A cache answers a name it has seen, NOERROR and NXDOMAIN alike: with
+// FreshLabel every query asks for a name never asked before, which only
+// the zone's authoritative servers can answer, through the whole path.
 //
 // A response must carry the query's ID and question; anything else that
 // arrives is ignored, and the deadline decides. A DNSQuery holds no
@@ -35,6 +42,13 @@ type DNSQuery struct {
 	Name string
 	// Dialer carries the query ("udp"); nil means a plain net.Dialer.
 	Dialer Dialer
+	// FreshLabel puts a random label before Name in every query
+	// ("k3x9q2m7.cloudflare.com."), so that no cache holds the answer.
+	FreshLabel bool
+	// AnyAnswer passes on any response to the query, SERVFAIL and REFUSED
+	// included, as the upstream VPN client's DNS check does: for its model
+	// (package preset), not for a check that must prove the path.
+	AnyAnswer bool
 }
 
 var _ Checker = DNSQuery{}
@@ -71,10 +85,35 @@ func (c DNSQuery) Check(ctx context.Context) error {
 		if err != nil {
 			return fail("answer", err)
 		}
-		if answers(buf[:n], id, q) {
+		rcode, ok := answers(buf[:n], id, q)
+		switch {
+		case !ok:
+			continue
+		case c.AnyAnswer || rcode == dnsmessage.RCodeSuccess || rcode == dnsmessage.RCodeNameError:
 			return nil
 		}
+		return fail("answer", fmt.Errorf("%w: %s, which any resolver on the way gives whatever the path beyond it", ErrAnswerProvesNothing, rcodeName(rcode)))
 	}
+}
+
+// ErrAnswerProvesNothing is wrapped by the error of a [DNSQuery] answered
+// with an rcode that a resolver gives whether or not the path beyond it
+// works (SERVFAIL, REFUSED...).
+var ErrAnswerProvesNothing = errors.New("the answer proves nothing")
+
+// rcodeName is an rcode's name as DNS tools print it.
+func rcodeName(r dnsmessage.RCode) string {
+	switch r {
+	case dnsmessage.RCodeFormatError:
+		return "FORMERR"
+	case dnsmessage.RCodeServerFailure:
+		return "SERVFAIL"
+	case dnsmessage.RCodeNotImplemented:
+		return "NOTIMP"
+	case dnsmessage.RCodeRefused:
+		return "REFUSED"
+	}
+	return fmt.Sprintf("rcode %d", r)
 }
 
 // question returns the query's question.
@@ -86,6 +125,9 @@ func (c DNSQuery) question() (dnsmessage.Question, error) {
 	if !strings.HasSuffix(name, ".") {
 		name += "."
 	}
+	if c.FreshLabel {
+		name = freshLabel() + "." + name
+	}
 	n, err := dnsmessage.NewName(name)
 	if err != nil {
 		return dnsmessage.Question{}, errors.New("name " + name + " is too long")
@@ -93,13 +135,27 @@ func (c DNSQuery) question() (dnsmessage.Question, error) {
 	return dnsmessage.Question{Name: n, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET}, nil
 }
 
-// answers reports whether msg is a response to the query id asking q.
-func answers(msg []byte, id uint16, q dnsmessage.Question) bool {
+// answers reports whether msg is a response to the query id asking q, and
+// its rcode.
+func answers(msg []byte, id uint16, q dnsmessage.Question) (dnsmessage.RCode, bool) {
 	var p dnsmessage.Parser
 	h, err := p.Start(msg)
 	if err != nil || !h.Response || h.ID != id {
-		return false
+		return 0, false
 	}
 	got, err := p.Question()
-	return err == nil && got.Type == q.Type && got.Class == q.Class && strings.EqualFold(got.Name.String(), q.Name.String())
+	ok := err == nil && got.Type == q.Type && got.Class == q.Class && strings.EqualFold(got.Name.String(), q.Name.String())
+	return h.RCode, ok
+}
+
+// freshLabel returns a random DNS label of 16 letters and digits: 82 bits,
+// never asked before.
+func freshLabel() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
 }

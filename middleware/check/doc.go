@@ -6,7 +6,7 @@
 // the lightest to the most complete:
 //
 //   - [ICMP]: one echo and its reply;
-//   - [DNSQuery]: one DNS query over UDP and any answer to it;
+//   - [DNSQuery]: one DNS query over UDP, answered NOERROR or NXDOMAIN;
 //   - [DNS]: a name resolved through a given server;
 //   - [TCP]: a completed handshake;
 //   - [TLS]: a handshake verified against the system's or given roots;

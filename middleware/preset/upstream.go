@@ -89,5 +89,5 @@ func UpstreamSmall(dialer check.Dialer, dnsServer string, hosts ...string) check
 	for i, h := range hosts {
 		echoes[i] = check.ICMP{Address: h, Dialer: dialer}
 	}
-	return check.Fallback(check.RoundRobin(echoes...), check.ErrICMPNotPermitted, check.DNSQuery{Server: dnsServer, Name: "github.com", Dialer: dialer})
+	return check.Fallback(check.RoundRobin(echoes...), check.ErrICMPNotPermitted, check.DNSQuery{Server: dnsServer, Name: "github.com", Dialer: dialer, AnyAnswer: true})
 }

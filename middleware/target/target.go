@@ -39,7 +39,8 @@ var targetKinds = []string{"tcp", "tls", "http", "dns", "icmp", "udp-dns"}
 //	dns://name               a lookup of name (check.DNS); dns://server[:port]/name asks that server
 //	icmp://host              an ICMP echo (check.ICMP)
 //	udp-dns://server[:port][/name]
-//	                         one DNS query over UDP to server, any answer passes (check.DNSQuery)
+//	                         one DNS query over UDP to server, answered NOERROR or NXDOMAIN
+//	                         (check.DNSQuery); without a name, a fresh one each time
 //
 // A target without a scheme is checked as kind says (tcp, tls, http, dns,
 // icmp or udp-dns), as serve's --check does: host[:port] for tcp and tls
@@ -103,7 +104,9 @@ func Parse(target, kind string, opts Options) (check.Checker, error) {
 		if _, _, err := net.SplitHostPort(hostport.WithDefault(server, "53")); err != nil || server == "" || strings.ContainsAny(name, "/: ") {
 			return nil, errors.New("not a server: want udp-dns://server[:port][/name]")
 		}
-		return check.DNSQuery{Server: server, Name: name, Dialer: opts.Dialer}, nil
+		// Without a name, a fresh one under the default zone each time: no
+		// cache on the way can answer it.
+		return check.DNSQuery{Server: server, Name: name, Dialer: opts.Dialer, FreshLabel: name == ""}, nil
 	}
 	return nil, fmt.Errorf("unknown scheme %q: want tcp, tls, http, https, dns, icmp or udp-dns", scheme)
 }

@@ -32,7 +32,7 @@ func TestParse(t *testing.T) {
 		{"icmp://10.0.0.1", "", check.ICMP{Address: "10.0.0.1"}},
 		{"icmp://[::1]/", "", check.ICMP{Address: "[::1]"}},
 		{"one.one.one.one", "icmp", check.ICMP{Address: "one.one.one.one"}},
-		{"udp-dns://1.1.1.1", "", check.DNSQuery{Server: "1.1.1.1"}},
+		{"udp-dns://1.1.1.1", "", check.DNSQuery{Server: "1.1.1.1", FreshLabel: true}},
 		{"udp-dns://10.99.0.1:5353/tls.lab", "", check.DNSQuery{Server: "10.99.0.1:5353", Name: "tls.lab"}},
 		{"9.9.9.9/example.test", "udp-dns", check.DNSQuery{Server: "9.9.9.9", Name: "example.test"}},
 	} {

@@ -1,0 +1,116 @@
+package check_test
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+)
+
+// resolverAnswering answers every query on 127.0.0.1 over UDP with rcode
+// and no records, as a stub or an intercepting resolver whose uplink is
+// dead answers SERVFAIL, and returns its address and the names it was
+// asked.
+func resolverAnswering(t *testing.T, rcode dnsmessage.RCode) (addr string, asked func() []string) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var names []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			var p dnsmessage.Parser
+			h, err := p.Start(buf[:n])
+			if err != nil {
+				continue
+			}
+			q, err := p.Question()
+			if err != nil {
+				continue
+			}
+			mu.Lock()
+			names = append(names, q.Name.String())
+			mu.Unlock()
+			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RCode: rcode, RecursionAvailable: true})
+			_ = b.StartQuestions()
+			_ = b.Question(q)
+			if resp, err := b.Finish(); err == nil {
+				_, _ = pc.WriteTo(resp, from)
+			}
+		}
+	}()
+	t.Cleanup(func() { pc.Close(); <-done })
+	return pc.LocalAddr().String(), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), names...)
+	}
+}
+
+// Only NOERROR and NXDOMAIN prove that the name was looked up: SERVFAIL and
+// REFUSED are what any resolver on the way answers when the path beyond it
+// is dead, and fail the query, saying so. The upstream's model passes on
+// any answer, as the upstream does.
+func TestDNSQueryCountsOnlyAnswersOfALookup(t *testing.T) {
+	for _, tc := range []struct {
+		rcode dnsmessage.RCode
+		pass  bool
+		name  string
+	}{
+		{dnsmessage.RCodeSuccess, true, ""},
+		{dnsmessage.RCodeNameError, true, ""},
+		{dnsmessage.RCodeServerFailure, false, "SERVFAIL"},
+		{dnsmessage.RCodeRefused, false, "REFUSED"},
+		{dnsmessage.RCodeFormatError, false, "FORMERR"},
+	} {
+		server, _ := resolverAnswering(t, tc.rcode)
+		err := check.DNSQuery{Server: server}.Check(checkCtx(t))
+		switch {
+		case tc.pass && err != nil:
+			t.Errorf("%v: %v, want a pass", tc.rcode, err)
+		case !tc.pass && (!errors.Is(err, check.ErrAnswerProvesNothing) || !strings.Contains(err.Error(), tc.name)):
+			t.Errorf("%v: %v, want a failure naming %s that proves nothing", tc.rcode, err, tc.name)
+		}
+		if err := (check.DNSQuery{Server: server, AnyAnswer: true}).Check(checkCtx(t)); err != nil {
+			t.Errorf("%v with AnyAnswer: %v, want a pass", tc.rcode, err)
+		}
+	}
+}
+
+// With FreshLabel every query asks for a name never asked before, under the
+// query's zone: no cache can hold its answer.
+func TestDNSQueryFreshLabelAsksANewNameEachTime(t *testing.T) {
+	server, asked := resolverAnswering(t, dnsmessage.RCodeNameError)
+	q := check.DNSQuery{Server: server, Name: "probe.example", FreshLabel: true}
+	for range 3 {
+		if err := q.Check(checkCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := asked()
+	seen := map[string]bool{}
+	for _, n := range names {
+		label, zone, _ := strings.Cut(n, ".")
+		if zone != "probe.example." || len(label) < 12 || seen[n] {
+			t.Errorf("asked %q: want a fresh label under probe.example.", n)
+		}
+		seen[n] = true
+	}
+	if len(names) != 3 {
+		t.Errorf("asked %v, want 3 queries", names)
+	}
+}
