@@ -10,10 +10,15 @@ import (
 
 // BoundDialer returns a Dialer whose sockets are bound to the network
 // interface iface (Linux's SO_BINDTODEVICE): what it sends leaves through
-// that interface or not at all. Give it to the light probe of a tunnel
-// whose interface the process sees (a VPN's wg0 or tun0): without it, a
-// tunnel whose routes went away would let the probe out by the host's own
-// uplink, and the answer would prove a dead tunnel alive. It dials "tcp",
+// that interface or not at all, and only to a destination the kernel
+// routes through that interface, as it routes the users' traffic (else the
+// dial fails with an error wrapping ErrNoRouteThrough). Give it to the
+// light probe and the checks of a tunnel whose interface the process sees
+// (a VPN's wg0 or tun0): without it, a tunnel whose routes went away would
+// let the probe out by the host's own uplink, and the answer would prove a
+// dead tunnel alive; with the binding alone, a socket bound to wg0 for a
+// destination with no route is sent on-link, and answered, while every
+// application gets "no route". It dials "tcp",
 // "udp" and, for ICMP, "ping4" and "ping6" (an unprivileged ICMP
 // socket, as the ICMP check's host socket). An interface that does not exist
 // (yet) fails each dial, as a tunnel that is down does. Linux only;
@@ -21,6 +26,11 @@ import (
 func BoundDialer(iface string) Dialer { return boundDialer{iface: iface} }
 
 type boundDialer struct{ iface string }
+
+// ErrNoRouteThrough is wrapped by a BoundDialer's error for a destination
+// the kernel's routes do not send through its interface: what the dial
+// would prove is not what the tunnel's users get.
+var ErrNoRouteThrough = errors.New("no route through")
 
 // ErrBindNotPermitted is wrapped by a BoundDialer's errors when this
 // process may not bind a socket to an interface.

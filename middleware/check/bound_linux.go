@@ -8,18 +8,61 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// bindControl returns a net.Dialer Control that binds the socket to iface.
+// bindControl returns a net.Dialer Control that binds the socket to iface
+// and refuses a destination the kernel does not route through it.
 func bindControl(iface string) func(network, address string, c syscall.RawConn) error {
-	return func(_, _ string, c syscall.RawConn) error {
+	return func(_, address string, c syscall.RawConn) error {
 		var err error
 		if cerr := c.Control(func(fd uintptr) { err = bindToDevice(int(fd), iface) }); cerr != nil {
 			return cerr
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		dst, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("bound dial to %q: %w", address, err)
+		}
+		return routesThrough(dst.Addr(), iface)
 	}
+}
+
+// routesThrough returns nil when the kernel's route to ip, looked up as
+// the users' traffic would be (no interface asked for), leaves by iface,
+// and else an error wrapping ErrNoRouteThrough that says where it leads. A
+// socket bound to iface with no route for ip is sent on-link rather than
+// refused: binding alone would let a probe out after the route through the
+// tunnel was deleted, while every application gets "no route".
+func routesThrough(ip netip.Addr, iface string) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s to %v: %s", ErrNoRouteThrough, iface, ip, fmt.Sprintf(format, args...))
+	}
+	routes, err := netlink.RouteGet(ip.Unmap().AsSlice())
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(routes) == 0 {
+		return fail("the kernel has none")
+	}
+	dev, err := net.InterfaceByName(iface)
+	if err != nil {
+		return fmt.Errorf("bind to interface %s: %w", iface, err)
+	}
+	if r := routes[0]; r.LinkIndex != dev.Index {
+		via := fmt.Sprintf("interface %d", r.LinkIndex)
+		if other, err := net.InterfaceByIndex(r.LinkIndex); err == nil {
+			via = other.Name
+		}
+		if r.Type == unix.RTN_LOCAL {
+			return fail("it is an address of this host, answered by its own kernel (%s)", via)
+		}
+		return fail("the kernel routes it by %s", via)
+	}
+	return nil
 }
 
 func bindToDevice(fd int, iface string) error {
@@ -60,6 +103,10 @@ func boundPingSocket(ip netip.Addr, iface string) (net.PacketConn, error) {
 		return nil, os.NewSyscallError("socket", err)
 	}
 	if err := bindToDevice(s, iface); err != nil {
+		unix.Close(s)
+		return nil, err
+	}
+	if err := routesThrough(ip, iface); err != nil {
 		unix.Close(s)
 		return nil, err
 	}

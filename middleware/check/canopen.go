@@ -68,7 +68,7 @@ func downOnly(err error) bool {
 	if _, ok := errors.AsType[*net.DNSError](err); ok {
 		return true
 	}
-	for _, e := range []error{syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENODEV, syscall.EADDRNOTAVAIL} {
+	for _, e := range []error{syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENODEV, syscall.EADDRNOTAVAIL, ErrNoRouteThrough} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -1,0 +1,117 @@
+package check_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+)
+
+// twoWays is a near namespace with two ways to a far one: vtun, the
+// tunnel (10.79.0.1 to 10.79.0.2), and vup, the host's own uplink
+// (10.80.0.1 to 10.80.0.2). Far listens on TCP 8443 on every address and
+// answers pings; near may open ICMP sockets.
+type twoWays struct{ near, far string }
+
+func newTwoWays(t *testing.T) twoWays {
+	t.Helper()
+	w := twoWays{near: netnstest.New(t, "rnear"), far: netnstest.New(t, "rfar")}
+	for _, l := range []struct{ near, far, nearAddr, farAddr string }{
+		{"vtun", "vtunfar", "10.79.0.1/24", "10.79.0.2/24"},
+		{"vup", "vupfar", "10.80.0.1/24", "10.80.0.2/24"},
+	} {
+		netnstest.IP(t, "-n", w.near, "link", "add", l.near, "type", "veth", "peer", "name", l.far, "netns", w.far)
+		netnstest.IP(t, "-n", w.near, "addr", "add", l.nearAddr, "dev", l.near)
+		netnstest.IP(t, "-n", w.far, "addr", "add", l.farAddr, "dev", l.far)
+		netnstest.IP(t, "-n", w.near, "link", "set", l.near, "up")
+		netnstest.IP(t, "-n", w.far, "link", "set", l.far, "up")
+	}
+	var err error
+	netnstest.Run(t, w.near, func() { err = os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 2147483647"), 0o644) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln net.Listener
+	netnstest.Run(t, w.far, func() { ln, err = net.Listen("tcp", ":8443") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return w
+}
+
+// check runs c in the near namespace.
+func (w twoWays) check(t *testing.T, c check.Checker) error {
+	t.Helper()
+	var err error
+	netnstest.Run(t, w.near, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		err = c.Check(ctx)
+	})
+	return err
+}
+
+// A bound check counts only where the kernel routes its destination
+// through the interface, as the users' traffic goes: with the route
+// through the tunnel deleted, a socket bound to it would still be sent
+// on-link and answered, while every application gets "no route"; and a
+// destination routed by another interface is refused although the far side
+// answers there.
+func TestBoundDialerFollowsTheKernelsRoutes(t *testing.T) {
+	w := newTwoWays(t)
+	bound := check.BoundDialer("vtun")
+	checks := map[string]check.Checker{
+		"icmp": check.ICMP{Address: "10.79.0.2", Dialer: bound},
+		"tcp":  check.TCP{Address: "10.79.0.2:8443", Dialer: bound},
+		"udp":  check.DNSQuery{Server: "10.79.0.2:53", Dialer: bound},
+	}
+	for kind, c := range checks {
+		if kind == "udp" {
+			continue // nothing answers DNS there: only the refusal below is of interest
+		}
+		if err := w.check(t, c); err != nil {
+			t.Errorf("%s through the tunnel's route: %v", kind, err)
+		}
+	}
+
+	netnstest.IP(t, "-n", w.near, "route", "del", "10.79.0.0/24", "dev", "vtun")
+	for kind, c := range checks {
+		err := w.check(t, c)
+		if !errors.Is(err, check.ErrNoRouteThrough) || !strings.Contains(err.Error(), "no route through vtun to 10.79.0.2") {
+			t.Errorf("%s with the tunnel's route deleted: %v, want no route through vtun", kind, err)
+		}
+	}
+
+	// The host's uplink reaches the same address: what is routed there
+	// proves nothing about the tunnel.
+	netnstest.IP(t, "-n", w.near, "route", "add", "10.79.0.2/32", "via", "10.80.0.2", "dev", "vup")
+	if err := w.check(t, check.TCP{Address: "10.79.0.2:8443"}); err != nil {
+		t.Fatalf("unbound, by the uplink: %v", err)
+	}
+	if err := w.check(t, checks["tcp"]); !errors.Is(err, check.ErrNoRouteThrough) || !strings.Contains(err.Error(), "routes it by vup") {
+		t.Errorf("bound, the route by the uplink: %v, want a refusal naming vup", err)
+	}
+	// The interface's own address is answered by the local kernel.
+	if err := w.check(t, check.ICMP{Address: "10.80.0.1", Dialer: check.BoundDialer("vup")}); !errors.Is(err, check.ErrNoRouteThrough) ||
+		!strings.Contains(err.Error(), "an address of this host") {
+		t.Errorf("the interface's own address: %v, want a refusal", err)
+	}
+}
