@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -19,7 +20,10 @@ import (
 // a Window of probes unanswered fails it. In a VPN's namespace the probe
 // target is an address beyond the tunnel (1.1.1.1) and the dialer
 // check.BoundDialer("wg0"), the counters middleware.InterfaceCounters("wg0");
-// here the loopback interface and a local server stand in for them.
+// here a dialer that carries every dial to a local server stands in for the
+// tunnel (a probe of the loopback address itself is refused: this host's
+// own kernel answers it whatever a tunnel does), and the loopback
+// interface's counters for its counters.
 func Example_proofOfLife() {
 	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -31,7 +35,10 @@ func Example_proofOfLife() {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	probe, _, err := middleware.ChooseLightProbe(ctx, "tcp://"+addr, nil) // in a VPN: "1.1.1.1", check.BoundDialer("wg0")
+	tunnel := check.DialerFunc(func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	})
+	probe, _, err := middleware.ChooseLightProbe(ctx, "tcp://192.0.2.1:443", tunnel) // in a VPN: "1.1.1.1", check.BoundDialer("wg0")
 	if err != nil {
 		panic(err)
 	}

@@ -90,6 +90,9 @@ func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
 	rep := reply{code: code, verdict: verdict, result: r, snap: s}
 	if stats, ok := m.LightProbeStats(); ok {
 		rep.probe, rep.maxLoss = &stats, m.cfg.Evidence.MaxLoss
+		if stats.ProvesNothing != nil {
+			rep.warn(lightProbeName, "evidence: "+errorText(stats.ProvesNothing, m.cfg.HideErrors)+"; the active check decides")
+		}
 	}
 	if _, ok, err := m.TrafficCounters(); ok && err != nil {
 		// Evidence the deployment counts on is missing: say so in every

@@ -46,24 +46,33 @@ type LightProbe struct {
 	Check check.Checker
 }
 
-// ICMPProbe echoes host (an address, or a name the dialer resolves) through
-// d; nil d is the host's unprivileged ICMP socket (see [check.ICMP]).
+// ICMPProbe echoes host (an address, or a name) through d; nil d is the
+// host's unprivileged ICMP socket (see [check.ICMP]). Before every echo the
+// target is checked: an address the local kernel answers (loopback, an
+// address of this host's interfaces) is not sent to, and the probe fails
+// with an error wrapping ErrProvesNothing.
 func ICMPProbe(host string, d check.Dialer) LightProbe {
-	return LightProbe{Kind: probeICMP, Target: host, Check: check.ICMP{Address: host, Dialer: d}}
+	return LightProbe{Kind: probeICMP, Target: host, Check: probeTarget{kind: probeICMP, host: host, d: d}}
 }
 
 // dnsProbe asks the DNS server at server ("host" or "host:port", port 53
-// by default) one query over UDP through d (see [check.DNSQuery]).
+// by default) one query over UDP through d, for a fresh name each time
+// (see [check.DNSQuery]).
 func dnsProbe(server string, d check.Dialer) LightProbe {
-	server = hostport.WithDefault(server, "53")
-	return LightProbe{Kind: probeUDPDNS, Target: server, Check: check.DNSQuery{Server: server, Dialer: d, FreshLabel: true}}
+	return hostPortProbe(probeUDPDNS, server, "53", d)
 }
 
 // tcpProbe opens a TCP connection to addr ("host" or "host:port", port 443
 // by default) through d and closes it (see [check.TCP]).
 func tcpProbe(addr string, d check.Dialer) LightProbe {
-	addr = hostport.WithDefault(addr, "443")
-	return LightProbe{Kind: probeTCP, Target: addr, Check: check.TCP{Address: addr, Dialer: d}}
+	return hostPortProbe(probeTCP, addr, "443", d)
+}
+
+// hostPortProbe is the probe of kind to addr, defaultPort when it has none.
+func hostPortProbe(kind, addr, defaultPort string, d check.Dialer) LightProbe {
+	addr = hostport.WithDefault(addr, defaultPort)
+	host, port, _ := net.SplitHostPort(addr)
+	return LightProbe{Kind: kind, Target: addr, Check: probeTarget{kind: kind, host: host, port: port, d: d}}
 }
 
 // ErrNoLightProbe is wrapped by ChooseLightProbe's error when no kind of
@@ -86,9 +95,17 @@ var ErrNoLightProbe = errors.New("no light probe can work here")
 // Whether a kind can work is decided by opening its socket (bound to the
 // interface, with a check.BoundDialer), never by sending: a tunnel that is down
 // at start (no route, no interface, a name that does not resolve) must not
-// change the kind. A port is only for udp-dns and tcp. The
+// change the kind. That socket is judged in IPv4 for a name, so a name is
+// probed at its IPv4 addresses. A port is only for udp-dns and tcp. The
 // error wraps ErrNoLightProbe when the kind asked for cannot work, and
 // names it.
+//
+// An address whose answer proves nothing is refused: loopback,
+// unspecified, multicast and broadcast addresses, and, for a dialer whose
+// sockets are this host's (nil or a BoundDialer), an address of any of its
+// interfaces (the tunnel's own included), which its own kernel answers
+// with the tunnel dead. The same is checked before every probe, of a name's
+// address too, as interfaces' addresses change (see ErrProvesNothing).
 func ChooseLightProbe(ctx context.Context, target string, d check.Dialer) (LightProbe, []error, error) {
 	kind, host, pinned := strings.Cut(target, "://")
 	if !pinned {
@@ -102,7 +119,9 @@ func ChooseLightProbe(ctx context.Context, target string, d check.Dialer) (Light
 	if strings.ContainsAny(host, " \t\r\n,/?#") {
 		return LightProbe{}, nil, fmt.Errorf("light probe %q: want HOST or HOST:PORT, with no spaces, commas or path", target)
 	}
+	bare := host
 	if h, port, err := net.SplitHostPort(host); err == nil {
+		bare = h
 		// A port belongs to udp-dns or tcp: an ICMP probe would ask for a
 		// host named "HOST:PORT".
 		n, perr := strconv.Atoi(port)
@@ -116,6 +135,10 @@ func ChooseLightProbe(ctx context.Context, target string, d check.Dialer) (Light
 		case kind == probeICMP:
 			return LightProbe{}, nil, fmt.Errorf("light probe %q: icmp takes a host, no port", target)
 		}
+	}
+	if why := provesNothing(bare, check.OnHost(d)); why != "" {
+		return LightProbe{}, nil, fmt.Errorf("light probe %q: %s is %s: give an address beyond the VPN server that answers through the tunnel only",
+			target, bare, why)
 	}
 	candidates := []LightProbe{ICMPProbe(host, d), dnsProbe(host, d), tcpProbe(host, d)}
 	var skipped []error

@@ -2,10 +2,13 @@ package middleware_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strings"
 	"testing"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // A light probe's port belongs to udp-dns or tcp: an ICMP probe of
@@ -24,9 +27,46 @@ func TestChooseLightProbeRefusesAPortWithoutItsKind(t *testing.T) {
 			t.Errorf("%q accepted as %+v", target, p)
 		}
 	}
-	for _, target := range []string{"udp-dns://127.0.0.1:5353", "tcp://127.0.0.1:8443", "tcp://[::1]:8443", "udp-dns://[fe80::1%lo]:53"} {
+	for _, target := range []string{"udp-dns://192.0.2.1:5353", "tcp://192.0.2.1:8443", "tcp://[2001:db8::1]:8443", "udp-dns://[fe80::1%lo]:53"} {
 		if _, _, err := middleware.ChooseLightProbe(context.Background(), target, nil); err != nil {
 			t.Errorf("%s: %v", target, err)
 		}
+	}
+}
+
+// What the local kernel answers, or no one host does, proves nothing
+// about a tunnel: it is refused, saying why, whatever the dialer.
+func TestChooseLightProbeRefusesTargetsTheHostAnswers(t *testing.T) {
+	tunnel := check.DialerFunc(func(context.Context, string, string) (net.Conn, error) { return nil, errors.New("unused") })
+	for _, tc := range []struct{ target, why string }{
+		{"127.0.0.1", "loopback"},
+		{"127.0.0.53", "loopback"},
+		{"udp-dns://127.0.0.53:53", "loopback"},
+		{"icmp://[::1]", "loopback"},
+		{"0.0.0.0", "unspecified"},
+		{"tcp://[::]:443", "unspecified"},
+		{"224.0.0.1", "multicast"},
+		{"udp-dns://[ff02::fb]:5353", "multicast"},
+		{"255.255.255.255", "broadcast"},
+		{"::ffff:127.0.0.1", "loopback"},
+	} {
+		for _, d := range []check.Dialer{nil, tunnel} {
+			_, _, err := middleware.ChooseLightProbe(context.Background(), tc.target, d)
+			if err == nil || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "beyond the VPN server") {
+				t.Errorf("%s (dialer %T): %v, want a refusal naming %s", tc.target, d, err, tc.why)
+			}
+		}
+	}
+}
+
+// A name is checked before every probe, at the address it resolves to: one
+// that resolves to this host is not probed, and proves nothing.
+func TestLightProbeOfANameThatResolvesToThisHostProvesNothing(t *testing.T) {
+	p, _, err := middleware.ChooseLightProbe(context.Background(), "tcp://localhost:443", nil)
+	if err != nil {
+		t.Fatalf("a name is not resolved at start (the tunnel that carries DNS may be down): %v", err)
+	}
+	if err := p.Check.Check(context.Background()); !errors.Is(err, middleware.ErrProvesNothing) || !strings.Contains(err.Error(), "127.0.0.1 is a loopback address") {
+		t.Errorf("probe of localhost: %v, want ErrProvesNothing naming 127.0.0.1", err)
 	}
 }

@@ -31,23 +31,23 @@ func TestChooseLightProbeFallsBack(t *testing.T) {
 		return p, skipped, err
 	}
 
-	if p, skipped, err := choose("0 2147483647", "127.0.0.1"); err != nil || p.Kind != "icmp" || len(skipped) != 0 {
+	if p, skipped, err := choose("0 2147483647", "192.0.2.1"); err != nil || p.Kind != "icmp" || len(skipped) != 0 {
 		t.Errorf("ICMP permitted: %+v, skipped %v, %v; want icmp", p, skipped, err)
 	}
-	p, skipped, err := choose("1 0", "127.0.0.1")
-	if err != nil || p.Kind != "udp-dns" || p.Target != "127.0.0.1:53" {
-		t.Errorf("ICMP refused: %+v, %v; want udp-dns to 127.0.0.1:53", p, err)
+	p, skipped, err := choose("1 0", "192.0.2.1")
+	if err != nil || p.Kind != "udp-dns" || p.Target != "192.0.2.1:53" {
+		t.Errorf("ICMP refused: %+v, %v; want udp-dns to 192.0.2.1:53", p, err)
 	}
 	if len(skipped) != 1 || !errors.Is(skipped[0], check.ErrICMPNotPermitted) {
 		t.Errorf("skipped %v, want icmp, not permitted", skipped)
 	}
-	if _, _, err := choose("1 0", "icmp://127.0.0.1"); !errors.Is(err, middleware.ErrNoLightProbe) || !errors.Is(err, check.ErrICMPNotPermitted) {
+	if _, _, err := choose("1 0", "icmp://192.0.2.1"); !errors.Is(err, middleware.ErrNoLightProbe) || !errors.Is(err, check.ErrICMPNotPermitted) {
 		t.Errorf("pinned icmp where refused: %v, want ErrNoLightProbe naming why", err)
 	}
-	if p, _, err := choose("1 0", "tcp://127.0.0.1:8443"); err != nil || p.Kind != "tcp" || p.Target != "127.0.0.1:8443" {
+	if p, _, err := choose("1 0", "tcp://192.0.2.1:8443"); err != nil || p.Kind != "tcp" || p.Target != "192.0.2.1:8443" {
 		t.Errorf("pinned tcp: %+v, %v", p, err)
 	}
-	if _, _, err := choose("1 0", "sctp://127.0.0.1"); err == nil || !strings.Contains(err.Error(), `unknown kind "sctp"`) {
+	if _, _, err := choose("1 0", "sctp://192.0.2.1"); err == nil || !strings.Contains(err.Error(), `unknown kind "sctp"`) {
 		t.Errorf("unknown kind: %v", err)
 	}
 }

@@ -56,6 +56,11 @@ type LightProbeStats struct {
 	RTT time.Duration
 	// LastAnswer is when the latest answer arrived; zero before the first.
 	LastAnswer time.Time
+	// ProvesNothing, when not nil, is why the latest probes, sent since
+	// the last answer, could prove nothing (ErrProvesNothing): their target
+	// is answered by this host itself, or not routed through the tunnel.
+	// They decide nothing, and are neither answers nor losses.
+	ProvesNothing error
 }
 
 // outcome is one ended probe, kept for the stats.
@@ -85,6 +90,10 @@ type proofOfLife struct {
 	// tunnel as it is since it last came back.
 	ended    []outcome
 	lossFrom time.Time
+	// provesNothing is why the latest probe proved nothing, and
+	// provesNothingAt when it ended; nil when the latest did not.
+	provesNothing   error
+	provesNothingAt time.Time
 	// changed is closed, and replaced, at every send and every end.
 	changed chan struct{}
 }
@@ -143,7 +152,12 @@ func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
 	if ctxend.Ended(ctx) {
 		return // shutting down: no outcome
 	}
-	end := p.end(sent, err)
+	var end time.Time
+	if errors.Is(err, ErrProvesNothing) {
+		end = p.void(err)
+	} else {
+		end = p.end(sent, err)
+	}
 	if p.observer != nil {
 		p.observer.LightProbeFinished(LightProbeResult{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: sent, RTT: end.Sub(sent), Err: err})
 	}
@@ -187,11 +201,26 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 			p.forgetLossLocked(sent)
 		}
 		p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0
+		p.provesNothing = nil
 	}
 	if !sent.Before(p.lossFrom) {
 		p.ended = append(p.ended, outcome{sent: sent, rtt: end.Sub(sent), answered: err == nil})
 	}
 	p.prune(end)
+	p.notify()
+	return end
+}
+
+// void records the end, now, of a probe that could prove nothing (err
+// wraps ErrProvesNothing), and returns when. It is no loss: the probes out
+// are no longer counted as unanswered, so that a window of them never
+// fails a check, and the next answer counts as the first after a silence.
+func (p *proofOfLife) void(err error) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	end := p.clock.Now()
+	p.provesNothing, p.provesNothingAt = err, end
+	p.firstUnanswered, p.unanswered = time.Time{}, 0
 	p.notify()
 	return end
 }
@@ -234,6 +263,12 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	probe := p.cfg.Probe
+	if p.provesNothing != nil {
+		// Its target is answered by this host, or not routed through the
+		// tunnel: whatever came back proves nothing, an answer of before
+		// included.
+		return verdict{}
+	}
 	if p.lastAnswer.IsZero() {
 		// Never answered since the monitor started: a target that does
 		// not answer this kind (a gateway that drops pings, a host that
@@ -298,7 +333,7 @@ func (p *proofOfLife) stats() LightProbeStats {
 }
 
 func (p *proofOfLife) statsLocked() LightProbeStats {
-	s := LightProbeStats{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: len(p.ended), LastAnswer: p.lastAnswer}
+	s := LightProbeStats{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: len(p.ended), LastAnswer: p.lastAnswer, ProvesNothing: p.provesNothing}
 	var rtts []time.Duration
 	for _, o := range p.ended {
 		if o.answered {

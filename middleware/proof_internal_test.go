@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -363,5 +364,37 @@ func TestPendingEvidenceAtTheDeadline(t *testing.T) {
 	r := m.execute(ctx, SourceProbe, time.Second, m.checker, func() stop { return stop{reason: errors.New("timed out after 1s")} })
 	if active != 0 || r.Err == nil || !strings.Contains(r.Err.Error(), "evidence undecided at the deadline (no answer from icmp 10.0.0.1 for") {
 		t.Errorf("active checks %d, result %v", active, r.Err)
+	}
+}
+
+// Probes that prove nothing (their target turned into an address of this
+// host, or the route through the tunnel went away) decide nothing for as
+// long as they last, never a pass on the answers of before nor a failure
+// on their own silence; the first answer after them counts again.
+func TestProofOfLifeProbesThatProveNothingDecideNothing(t *testing.T) {
+	r := newProbeRig(t, Evidence{})
+	if got := r.ticks(10, true, 0, 0, 0); !strings.HasSuffix(got, "PPPP") {
+		t.Fatalf("answered: %s", got)
+	}
+	why := fmt.Errorf("%w: %w vtun to 10.79.0.2: network is unreachable", ErrProvesNothing, check.ErrNoRouteThrough)
+	var got strings.Builder
+	for range 20 {
+		r.clock.Advance(r.ev.cfg.Interval)
+		r.ev.proof.void(why)
+		got.WriteString(kinds([]verdict{r.ev.decide()}))
+		r.ev.proof.sent()
+	}
+	if want := strings.Repeat(".", 20); got.String() != want {
+		t.Errorf("probes that prove nothing: %s, want %s", got.String(), want)
+	}
+	if s := r.ev.proof.stats(); !errors.Is(s.ProvesNothing, check.ErrNoRouteThrough) {
+		t.Errorf("stats say %v, want why the probes prove nothing", s.ProvesNothing)
+	}
+	r.out = nil
+	if got := r.ticks(3, true, 0, 0, 0); got != ".PP" {
+		t.Errorf("answered again: %s, want .PP", got)
+	}
+	if s := r.ev.proof.stats(); s.ProvesNothing != nil {
+		t.Errorf("stats still say %v after an answer", s.ProvesNothing)
 	}
 }

@@ -62,12 +62,14 @@ type checkJSON struct {
 
 // The keys of the checks in the JSON response: the check, and the light
 // probes' round trip and loss; and as warnings the traffic counters when
-// they cannot be read, and failures not recorded for a short deadline.
+// they cannot be read, a light probe that proves nothing, and failures not
+// recorded for a short deadline.
 const (
 	checkName      = "tunnel:connectivity"
 	probeRTTName   = "tunnel:probe-rtt"
 	probeLossName  = "tunnel:probe-loss"
 	countersName   = "tunnel:counters"
+	lightProbeName = "tunnel:light-probe"
 	unrecordedName = "tunnel:unrecorded"
 )
 

@@ -131,6 +131,21 @@ func (s *nsServer) check(t *testing.T) (code int, decidedBy, output string) {
 	return resp.StatusCode, c[0].DecidedBy, c[0].Output
 }
 
+// get asks path and returns the HTTP status and the body.
+func (s *nsServer) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := s.client.Get("http://" + s.addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
 // neverPasses asks /check/ n times, a second apart, as a prober would
 // while the attack goes on in real time, and fails t on any pass.
 func (s *nsServer) neverPasses(t *testing.T, what string, n int) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -19,33 +18,22 @@ import (
 // /check/ although the check's own target refuses every dial; once the
 // probe's target stops answering (its resets prove nothing), /check/ fails
 // a window later, still without a dial. The metrics name the probe and
-// count its answers; the JSON says which probe is in use.
+// count its answers; the JSON says which probe is in use. The probe's
+// target is a far namespace's: one of this host's own addresses is refused.
 func TestServeLightProbe(t *testing.T) {
-	t.Parallel()
-	probed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	f := newFarSide(t)
+	stop := f.farListener(t, "10.77.0.2:443")
+	s := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:9", "--light-probe", "tcp://10.77.0.2:443", "--metrics")
+	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "evidence" || !strings.HasPrefix(out, "proof of life: tcp 10.77.0.2:443 answered") {
+		t.Fatalf("while the probe is answered: %d %s %q", code, by, out)
 	}
-	go func() {
-		for {
-			c, err := probed.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	defer probed.Close()
-	s := startServe(t, nil, "--mode", "probe", "--check", "tcp", "--target", testnet.RefusedAddr(t),
-		"--light-probe", "tcp://"+probed.Addr().String(), "--metrics")
-	waitFor(t, s, "/check/", http.StatusOK, "pass (proof of life: tcp "+probed.Addr().String()+" answered")
 	_, js := s.get(t, "/check/?format=json")
 	if !strings.Contains(js, `"kind": "tcp"`) || !strings.Contains(js, `"tunnel:probe-loss"`) {
 		t.Errorf("JSON without the light probe:\n%s", js)
 	}
 	_, metrics := s.get(t, "/metrics")
 	for _, want := range []string{
-		"\ntunnelprobe_light_probe_info{kind=\"tcp\",target=\"" + probed.Addr().String() + "\"} 1",
+		"\ntunnelprobe_light_probe_info{kind=\"tcp\",target=\"10.77.0.2:443\"} 1",
 		"\ntunnelprobe_light_probes_total{kind=\"tcp\",result=\"answered\"} ",
 		"\ntunnelprobe_evidence_decisions_total{result=\"pass\",source=\"probe\"} ",
 	} {
@@ -53,8 +41,10 @@ func TestServeLightProbe(t *testing.T) {
 			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
 		}
 	}
-	probed.Close() // refused from now on: a reset is no answer
-	waitFor(t, s, "/check/", http.StatusServiceUnavailable, "fail: no proof of life: ")
+	stop() // refused from now on: a reset is no answer
+	if by, out := s.untilFails(t); by != "evidence" || !strings.Contains(out, "no proof of life") {
+		t.Errorf("resets only: %s %q, want no proof of life", by, out)
+	}
 }
 
 // waitFor asks path until it answers code with a body that starts with
@@ -144,11 +134,11 @@ func TestServeEvidenceBadFlags(t *testing.T) {
 		// What would be accepted and then never answered, or starve the host.
 		{[]string{"--light-probe", "tcp://:8443"}, `invalid value "tcp://:8443" for flag --light-probe`},
 		{[]string{"--light-probe", "udp-dns://10.0.0.1/example.com"}, "for flag --light-probe"},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--evidence-interval", "1ns"}, `invalid value "1ns" for flag --evidence-interval: shorter than 10ms`},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--light-probe-timeout", "1ms"}, `invalid value "1ms" for flag --light-probe-timeout`},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--evidence-interval", "5s"}, "--evidence-interval 5s is longer than --evidence-window 3s"},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--max-loss", "1"}, `invalid value "1" for flag --max-loss: want a share below 1`},
-		{[]string{"--light-probe", "tcp://127.0.0.1:1", "--max-loss", "0.2", "--loss-window", "1s"}, "--loss-window 1s holds fewer than the 10 probes"},
+		{[]string{"--light-probe", "tcp://192.0.2.1:1", "--evidence-interval", "1ns"}, `invalid value "1ns" for flag --evidence-interval: shorter than 10ms`},
+		{[]string{"--light-probe", "tcp://192.0.2.1:1", "--light-probe-timeout", "1ms"}, `invalid value "1ms" for flag --light-probe-timeout`},
+		{[]string{"--light-probe", "tcp://192.0.2.1:1", "--evidence-interval", "5s"}, "--evidence-interval 5s is longer than --evidence-window 3s"},
+		{[]string{"--light-probe", "tcp://192.0.2.1:1", "--max-loss", "1"}, `invalid value "1" for flag --max-loss: want a share below 1`},
+		{[]string{"--light-probe", "tcp://192.0.2.1:1", "--max-loss", "0.2", "--loss-window", "1s"}, "--loss-window 1s holds fewer than the 10 probes"},
 		{[]string{"--evidence-iface", "a/b"}, `for flag --evidence-iface`},
 		{[]string{"--evidence-wireguard", strings.Repeat("w", 16)}, `for flag --evidence-wireguard`},
 	} {
@@ -171,7 +161,7 @@ func TestServeLightProbeWhereICMPIsRefused(t *testing.T) {
 	var code int
 	var stdout, stderr bytes.Buffer
 	netnstest.Run(t, ns, func() {
-		code = serveCommand(t.Context(), []string{"--light-probe", "icmp://127.0.0.1"}, noEnv, &stdout, &stderr)
+		code = serveCommand(t.Context(), []string{"--light-probe", "icmp://192.0.2.1"}, noEnv, &stdout, &stderr)
 	})
 	if code != 2 || !strings.Contains(stderr.String(), "flag --light-probe") || !strings.Contains(stderr.String(), "ICMP not permitted") {
 		t.Errorf("pinned icmp: exit %d, %q; want 2 naming the flag and why", code, stderr.String())
@@ -183,11 +173,11 @@ func TestServeLightProbeWhereICMPIsRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	netnstest.Run(t, ns, func() {
-		code = serveCommand(ctx, []string{"--listen", "127.0.0.1:0", "--light-probe", "127.0.0.1"}, noEnv, &stdout, &stderr)
+		code = serveCommand(ctx, []string{"--listen", "127.0.0.1:0", "--light-probe", "192.0.2.1"}, noEnv, &stdout, &stderr)
 	})
 	log := stderr.String()
 	if code != 0 || !strings.Contains(log, "light probe cannot work here") || !strings.Contains(log, "ICMP not permitted") ||
-		!strings.Contains(log, `light_probe="udp-dns 127.0.0.1:53"`) {
+		!strings.Contains(log, `light_probe="udp-dns 192.0.2.1:53"`) {
 		t.Errorf("HOST where ICMP is refused: exit %d, log:\n%s", code, log)
 	}
 }

@@ -67,3 +67,15 @@ func resolveOne(ctx context.Context, network, host string) (netip.Addr, error) {
 	}
 	return ips[0].Unmap(), nil
 }
+
+// OnHost reports whether d's sockets are this host's own: nil (the host
+// network) or a BoundDialer. What this host's kernel answers itself (its
+// interfaces' addresses) is then answered through such a dialer whatever
+// any tunnel does.
+func OnHost(d Dialer) bool {
+	if d == nil {
+		return true
+	}
+	_, ok := d.(boundDialer)
+	return ok
+}

@@ -97,7 +97,7 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 		}, []string{"source", "result"}),
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "light_probes_total", ConstLabels: cl,
-			Help: "Light probes sent through the tunnel that ended, by kind (icmp, udp-dns, tcp) and result (answered, unanswered).",
+			Help: "Light probes sent through the tunnel that ended, by kind (icmp, udp-dns, tcp) and result (answered, unanswered, proves-nothing: its target is answered by this host or not routed through the tunnel).",
 		}, []string{"kind", "result"}),
 		probeRTT: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "light_probe_rtt_seconds", ConstLabels: cl, Buckets: ProbeRTTBuckets,
@@ -205,6 +205,10 @@ func resultLabel(r middleware.Result) string {
 
 // LightProbeFinished implements middleware.LightProbeObserver.
 func (o *Observer) LightProbeFinished(r middleware.LightProbeResult) {
+	if errors.Is(r.Err, middleware.ErrProvesNothing) {
+		o.probes.WithLabelValues(r.Kind, "proves-nothing").Inc()
+		return
+	}
 	if r.Err != nil {
 		o.probes.WithLabelValues(r.Kind, "unanswered").Inc()
 		return
