@@ -121,7 +121,7 @@ func (l *loop) finishHeal(e healEnd) {
 	l.lastHealEnd = e.at
 	l.nextHeal = e.at.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
 	if ev := l.m.evidence; ev != nil && ev.proof != nil {
-		ev.proof.forgetLoss()
+		ev.proof.forgetTunnel()
 	}
 }
 

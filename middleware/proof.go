@@ -83,6 +83,11 @@ type proofOfLife struct {
 	// unanswered counts the probes sent since it arrived.
 	lastAnswer      time.Time
 	firstUnanswered time.Time
+	// answersFrom is when the tunnel was last healed: the answers to
+	// probes sent before it are the old tunnel's, and prove nothing of the
+	// new one. answered is set by the first answer ever, heal or no heal.
+	answersFrom time.Time
+	answered    bool
 	unanswered      int
 	lastSent        time.Time
 	// ended holds the probes that ended in the last LossWindow, by end,
@@ -184,6 +189,12 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	end := p.clock.Now()
+	if !p.answersFrom.IsZero() && !sent.After(p.answersFrom) {
+		// A probe of the tunnel before the last heal: its answer, or its
+		// loss, says nothing of the tunnel now.
+		p.notify()
+		return end
+	}
 	if err == nil && end.After(p.lastAnswer) {
 		// The probes sent before this answer arrived, still out, no
 		// longer count as unanswered, though the answer proves the way
@@ -201,7 +212,7 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 			p.forgetLossLocked(sent)
 		}
 		p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0
-		p.provesNothing = nil
+		p.answered, p.provesNothing = true, nil
 	}
 	if !sent.Before(p.lossFrom) {
 		p.ended = append(p.ended, outcome{sent: sent, rtt: end.Sub(sent), answered: err == nil})
@@ -225,14 +236,22 @@ func (p *proofOfLife) void(err error) time.Time {
 	return end
 }
 
-// forgetLoss drops what the probes that ended so far showed about loss and
-// round trip: after a heal, the loss of the restart itself must not fail
-// the new tunnel's checks, though it may have been shorter than a Window
-// (end forgets a longer silence itself).
-func (p *proofOfLife) forgetLoss() {
+// forgetTunnel forgets the tunnel as it was before a heal that ended now:
+// the answers it gave, which must not pass the new tunnel's checks (a
+// heal that returns before its restart takes effect would pass checks on
+// them), and its loss and round trip, since the loss of the restart itself
+// must not fail the new tunnel's checks (end forgets a longer silence
+// itself). Probes sent before now count neither as answers nor as
+// unanswered; those sent from now on fail checks after a Window of
+// silence, as before the heal.
+func (p *proofOfLife) forgetTunnel() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.forgetLossLocked(p.clock.Now())
+	now := p.clock.Now()
+	p.forgetLossLocked(now)
+	p.answersFrom = now
+	p.firstUnanswered, p.unanswered = time.Time{}, 0
+	p.notify()
 }
 
 // forgetLossLocked drops the outcomes so far, and those to come of the
@@ -269,7 +288,7 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 		// included.
 		return verdict{}
 	}
-	if p.lastAnswer.IsZero() {
+	if !p.answered {
 		// Never answered since the monitor started: a target that does
 		// not answer this kind (a gateway that drops pings, a host that
 		// serves no DNS) looks like a dead tunnel, and must not fail a
@@ -277,7 +296,7 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 		// answer; the stats and the status show none came.
 		return verdict{}
 	}
-	if now.Sub(p.lastAnswer) < p.cfg.Window {
+	if p.lastAnswer.After(p.answersFrom) && now.Sub(p.lastAnswer) < p.cfg.Window {
 		if err := p.lossError(now); err != nil {
 			return verdict{ok: true, err: err}
 		}
@@ -293,10 +312,23 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 	silent := now.Sub(p.firstUnanswered)
 	if silent < p.cfg.Window {
 		return verdict{pending: true, until: p.firstUnanswered.Add(p.cfg.Window),
-			text: fmt.Sprintf("no answer from %s %s for %v yet", probe.Kind, probe.Target, roundSeconds(now.Sub(p.lastAnswer)))}
+			text: fmt.Sprintf("no answer from %s %s %s yet", probe.Kind, probe.Target, p.quietSince(now))}
 	}
-	return verdict{ok: true, err: fmt.Errorf("%w: %d %s probe(s) to %s sent over the last %v, none answered",
-		ErrNoProofOfLife, p.unanswered, probe.Kind, probe.Target, roundSeconds(silent))}
+	err := fmt.Errorf("%w: %d %s probe(s) to %s sent over the last %v, none answered",
+		ErrNoProofOfLife, p.unanswered, probe.Kind, probe.Target, roundSeconds(silent))
+	if !p.lastAnswer.After(p.answersFrom) {
+		err = fmt.Errorf("%w since the heal", err)
+	}
+	return verdict{ok: true, err: err}
+}
+
+// quietSince says how long no answer came: "for 1.2s", or "since the heal
+// 0.8s ago" when none came since. Called with mu held.
+func (p *proofOfLife) quietSince(now time.Time) string {
+	if !p.answersFrom.IsZero() && !p.lastAnswer.After(p.answersFrom) {
+		return fmt.Sprintf("since the heal %v ago", roundSeconds(now.Sub(p.answersFrom)))
+	}
+	return fmt.Sprintf("for %v", roundSeconds(now.Sub(p.lastAnswer)))
 }
 
 // lossError is the error of a loss above MaxLoss over LossWindow, or nil.

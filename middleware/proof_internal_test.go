@@ -398,3 +398,34 @@ func TestProofOfLifeProbesThatProveNothingDecideNothing(t *testing.T) {
 		t.Errorf("stats still say %v after an answer", s.ProvesNothing)
 	}
 }
+
+// A heal forgets the old tunnel's answers: answers to probes sent before
+// it ended pass no check after it (a heal that returns before its restart
+// takes effect would pass checks on them), and a heal followed by silence
+// fails a Window after the first probe of the new tunnel.
+func TestProofOfLifeHealForgetsTheOldTunnelsAnswers(t *testing.T) {
+	r := newProbeRig(t, Evidence{})
+	// Answers take 1.5 s: three probes are out when the heal ends.
+	if got := r.ticks(10, true, 1500*time.Millisecond, 0, 0); !strings.HasSuffix(got, "PPPP") {
+		t.Fatalf("before the heal: %s", got)
+	}
+	r.ev.proof.forgetTunnel()
+	// The old tunnel still answers what was sent to it; nothing sent to
+	// the new one is answered.
+	r.losing = true
+	got := r.ticks(8, true, 1500*time.Millisecond, 0, 0)
+	if strings.Contains(got, "P") || !strings.HasSuffix(got, "F") {
+		t.Fatalf("after the heal, the old tunnel's answers only: %s, want no pass and a failure within a Window", got)
+	}
+	if first := strings.IndexByte(got, 'F'); first > 6 {
+		t.Errorf("after the heal: %s: the first failure came %d ticks after it, want at most a Window (6) and a tick", got, first+1)
+	}
+	if v := r.tick(true, 1500*time.Millisecond, 0, 0); !strings.Contains(v.err.Error(), "none answered since the heal") {
+		t.Errorf("error %v, want it to say none was answered since the heal", v.err)
+	}
+	// The new tunnel answers: its answers pass.
+	r.losing = false
+	if got := r.ticks(8, true, 500*time.Millisecond, 0, 0); !strings.HasSuffix(got, "PPP") {
+		t.Errorf("the new tunnel answers: %s", got)
+	}
+}
