@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/units"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // Defaults for the zero fields of [Evidence], chosen from the rules below
@@ -39,6 +41,11 @@ const (
 	DefaultProbeTimeout     = 10 * time.Second
 	DefaultLossWindow       = time.Minute
 	DefaultMinSentBytes     = 4096
+	// DefaultFullCheckPeriod: the active check runs once a minute while
+	// the probes pass, five times as often as the upstream VPN client runs
+	// its TLS check: a fault that spares the probes is caught within two
+	// minutes, at the cost of one check a minute.
+	DefaultFullCheckPeriod = time.Minute
 )
 
 // MinEvidenceDuration is the least Window, Interval, ProbeTimeout and
@@ -116,6 +123,14 @@ type Evidence struct {
 	// MinSentBytes is how much must go out unanswered for the counters'
 	// silence rule to fail a check. Zero means DefaultMinSentBytes.
 	MinSentBytes uint64
+	// FullCheckPeriod is how often the monitor's active check still runs
+	// while the light probes pass checks without it, bounded by the check
+	// timeout (Config.Timeouts[0]) and never beside another active check:
+	// when FullCheckFailures of them in a row fail while the probes are
+	// answered, checks fail (ErrFullCheckFails) until one passes. Zero
+	// means DefaultFullCheckPeriod; negative, never (the probes alone
+	// decide while they pass). Without a Probe there is none.
+	FullCheckPeriod time.Duration
 }
 
 func (e Evidence) withDefaults() (Evidence, error) {
@@ -158,6 +173,12 @@ func (e Evidence) withDefaults() (Evidence, error) {
 	if e.MinSentBytes == 0 {
 		e.MinSentBytes = DefaultMinSentBytes
 	}
+	switch {
+	case e.FullCheckPeriod == 0:
+		e.FullCheckPeriod = DefaultFullCheckPeriod
+	case e.FullCheckPeriod > 0 && e.FullCheckPeriod < e.Window:
+		errs = append(errs, fmt.Errorf("evidence: FullCheckPeriod %v is shorter than the Window %v: the probes would no longer spare the active check", e.FullCheckPeriod, e.Window))
+	}
 	return e, errors.Join(errs...)
 }
 
@@ -168,12 +189,18 @@ type evidence struct {
 	clock    clockwork.Clock
 	proof    *proofOfLife    // nil without a Probe
 	counters *counterSilence // nil without a Source
+	full     *fullCheck      // nil without a Probe, or with a negative FullCheckPeriod
 }
 
-func newEvidence(cfg Evidence, clock clockwork.Clock, observer Observer) *evidence {
+// newEvidence returns the evidence cfg asks for; checker, bounded by
+// timeout, is the active check its full check runs.
+func newEvidence(cfg Evidence, checker check.Checker, timeout time.Duration, clock clockwork.Clock, observer Observer) *evidence {
 	e := &evidence{cfg: cfg, clock: clock}
 	if cfg.Probe != nil {
 		e.proof = newProofOfLife(cfg, clock, observer)
+		if cfg.FullCheckPeriod > 0 {
+			e.full = newFullCheck(cfg, checker, timeout, clock, observer)
+		}
 	}
 	if cfg.Source != nil {
 		e.counters = newCounterSilence(cfg, clock)
@@ -181,21 +208,26 @@ func newEvidence(cfg Evidence, clock clockwork.Clock, observer Observer) *eviden
 	return e
 }
 
-// run sends the probes and samples the counters until ctx ends.
+// run sends the probes, samples the counters and runs the full check
+// until ctx ends.
 func (e *evidence) run(ctx context.Context) {
-	done := make(chan struct{})
+	var running sync.WaitGroup
+	defer running.Wait()
 	if e.proof != nil {
-		go func() {
-			defer close(done)
-			e.proof.run(ctx)
-		}()
-	} else {
-		close(done)
+		running.Go(func() { e.proof.run(ctx) })
+	}
+	if e.full != nil {
+		running.Go(func() { e.full.run(ctx, e.probesPass) })
 	}
 	if e.counters != nil {
 		e.counters.run(ctx)
 	}
-	<-done
+}
+
+// probesPass reports whether the light probes alone pass a check now.
+func (e *evidence) probesPass() bool {
+	v := e.proof.decide(e.clock.Now())
+	return v.ok && v.err == nil
 }
 
 // A verdict is what the evidence decided: err is nil for a pass; text
@@ -217,6 +249,11 @@ func (e *evidence) decide() verdict {
 	var probes, counters verdict
 	if e.proof != nil {
 		if probes = e.proof.decide(now); probes.ok && probes.err == nil {
+			if e.full != nil {
+				if err := e.full.failing(); err != nil {
+					return verdict{ok: true, err: err}
+				}
+			}
 			return probes
 		}
 	}

@@ -122,6 +122,9 @@ func (l *loop) finishHeal(e healEnd) {
 	l.nextHeal = e.at.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
 	if ev := l.m.evidence; ev != nil && ev.proof != nil {
 		ev.proof.forgetTunnel()
+		if ev.full != nil {
+			ev.full.forget()
+		}
 	}
 }
 

@@ -62,7 +62,7 @@ func New(checker check.Checker, cfg Config) (*Monitor, error) {
 		state:   newStateStore(cfg.Mode, cfg.FailureThreshold, cfg.Observer),
 	}
 	if cfg.Evidence != nil {
-		m.evidence = newEvidence(*cfg.Evidence, cfg.Clock, cfg.Observer)
+		m.evidence = newEvidence(*cfg.Evidence, checker, cfg.Timeouts[0], cfg.Clock, cfg.Observer)
 	}
 	return m, nil
 }
@@ -284,6 +284,23 @@ func (m *Monitor) recentResult(ctx context.Context) (Result, bool) {
 	return last, true
 }
 
+// activeCheck runs checker bounded by ctx; with a full check (see
+// Evidence.FullCheckPeriod), it tells the full check, which never runs
+// beside it and takes its pass for one of its own.
+func (m *Monitor) activeCheck(ctx context.Context, checker check.Checker) error {
+	var full *fullCheck
+	if m.evidence != nil {
+		full = m.evidence.full
+	}
+	if full == nil {
+		return safely.Check(ctx, checker, check.ErrPanicked)
+	}
+	full.activeStarted()
+	err := safely.Check(ctx, checker, check.ErrPanicked)
+	full.activeEnded(m.cfg.Clock.Now(), err)
+	return err
+}
+
 // A stop says why a check's context ended before the check did.
 type stop struct {
 	// reason explains the failure ("timed out after 2s"), prefixed to the
@@ -349,7 +366,7 @@ func (m *Monitor) decide(ctx context.Context, start time.Time, src Source, check
 		// so, rather than run a check with no time left.
 		err = fmt.Errorf("evidence undecided at the deadline (%s): %w", v.text, ctxend.Err(ctx))
 	} else {
-		err = safely.Check(ctx, checker, check.ErrPanicked)
+		err = m.activeCheck(ctx, checker)
 	}
 	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
 	if err != nil && ctxend.Ended(ctx) {

@@ -10,12 +10,19 @@ const (
 	SourceLoop Source = iota
 	// SourceProbe: a /check/ request.
 	SourceProbe
+	// SourceFull: the full check that runs while the light probes pass
+	// (Evidence.FullCheckPeriod). Its result is not recorded in the state:
+	// it decides the checks that follow.
+	SourceFull
 )
 
-// String returns "loop" or "probe".
+// String returns "loop", "probe" or "full".
 func (s Source) String() string {
-	if s == SourceProbe {
+	switch s {
+	case SourceProbe:
 		return "probe"
+	case SourceFull:
+		return "full"
 	}
 	return "loop"
 }

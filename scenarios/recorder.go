@@ -112,7 +112,9 @@ func (r *recorder) note(text string) {
 func (r *recorder) observer() middleware.Observer {
 	return middleware.ObserverFuncs{
 		OnCheckFinished: func(res middleware.Result) {
-			if res.Abandoned {
+			if res.Abandoned || res.Source == middleware.SourceFull {
+				// The full check answers no probe: its latency is not a
+				// probe's wait (what it decides shows in the checks after).
 				return
 			}
 			r.mu.Lock()

@@ -68,7 +68,7 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 	o := &Observer{
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "checks_total", ConstLabels: cl,
-			Help: "Checks run, by source (loop or probe) and result (pass, fail, or abandoned when every caller left).",
+			Help: "Checks run, by source (loop, probe, or full: the active check run while the light probes pass) and result (pass, fail, or abandoned when every caller left).",
 		}, []string{"source", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "check_duration_seconds", ConstLabels: cl, Buckets: buckets,

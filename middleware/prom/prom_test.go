@@ -96,7 +96,7 @@ tunnelprobe_mode{mode="probe"} 1
 	mon.Probe(ctx)
 
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP tunnelprobe_checks_total Checks run, by source (loop or probe) and result (pass, fail, or abandoned when every caller left).
+# HELP tunnelprobe_checks_total Checks run, by source (loop, probe, or full: the active check run while the light probes pass) and result (pass, fail, or abandoned when every caller left).
 # TYPE tunnelprobe_checks_total counter
 tunnelprobe_checks_total{result="abandoned",source="loop"} 0
 tunnelprobe_checks_total{result="abandoned",source="probe"} 0
@@ -344,7 +344,7 @@ func TestAbandonedAndHeals(t *testing.T) {
 	obs.Healed(middleware.HealEvent{Attempt: 2, Duration: time.Second, Err: errors.New("exit status 1")})
 
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP tunnelprobe_checks_total Checks run, by source (loop or probe) and result (pass, fail, or abandoned when every caller left).
+# HELP tunnelprobe_checks_total Checks run, by source (loop, probe, or full: the active check run while the light probes pass) and result (pass, fail, or abandoned when every caller left).
 # TYPE tunnelprobe_checks_total counter
 tunnelprobe_checks_total{result="abandoned",source="loop",tunnel="wg0"} 0
 tunnelprobe_checks_total{result="abandoned",source="probe",tunnel="wg0"} 1

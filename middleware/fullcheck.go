@@ -1,0 +1,157 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/ctxend"
+	"github.com/tunnelprobe/tunnelprobe/internal/safely"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+)
+
+// ErrFullCheckFails is wrapped by the error of a check failed because the
+// active check kept failing while the light probes were answered: the
+// tunnel carries the probes' small packets, but not what the users'
+// traffic needs (TCP dropped on the far side, an MTU black hole).
+var ErrFullCheckFails = errors.New("the tunnel answers probes but the active check fails")
+
+// FullCheckFailures is how many full checks in a row must fail while the
+// probes are answered before checks fail: one failure may be the target's
+// own hiccup, two a minute apart are the tunnel.
+const FullCheckFailures = 2
+
+// fullCheck runs the monitor's active check every FullCheckPeriod while the
+// light probes pass checks without it, so that a fault that spares the
+// probes' small packets (a far side that drops TCP and answers ICMP, an MTU
+// black hole) cannot go unseen for as long as it lasts.
+type fullCheck struct {
+	period   time.Duration
+	interval time.Duration // how soon to look again while the probes do not pass
+	timeout  time.Duration
+	checker  check.Checker
+	clock    clockwork.Clock
+	observer Observer
+	// active counts the active checks the monitor runs now: the full check
+	// never runs beside another.
+	active atomic.Int32
+	// wake wakes run when a heal made a full check due at once.
+	wake chan struct{}
+
+	mu sync.Mutex
+	// lastEnd is when the latest active check ended, full or not; zero
+	// before the first: the first full check runs at once.
+	lastEnd time.Time
+	// failures counts the full checks in a row that failed while the
+	// probes passed; lastErr is the latest one's error.
+	failures int
+	lastErr  error
+}
+
+func newFullCheck(cfg Evidence, checker check.Checker, timeout time.Duration, clock clockwork.Clock, observer Observer) *fullCheck {
+	return &fullCheck{period: cfg.FullCheckPeriod, interval: cfg.Interval, timeout: timeout, checker: checker, clock: clock, observer: observer,
+		wake: make(chan struct{}, 1)}
+}
+
+// run runs the full check whenever one is due while probesPass reports
+// that the probes pass checks, until ctx ends.
+func (f *fullCheck) run(ctx context.Context, probesPass func() bool) {
+	for {
+		wait := f.interval
+		if due := f.due(); probesPass() && f.active.Load() == 0 {
+			if wait = f.clock.Until(due); wait <= 0 {
+				f.runOnce(ctx)
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.wake:
+		case <-f.clock.After(wait):
+		}
+	}
+}
+
+// due returns when the next full check is due.
+func (f *fullCheck) due() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lastEnd.IsZero() {
+		return f.clock.Now()
+	}
+	return f.lastEnd.Add(f.period)
+}
+
+// runOnce runs the checker once, bounded by the check timeout, and records
+// its result.
+func (f *fullCheck) runOnce(ctx context.Context) {
+	f.active.Add(1)
+	defer f.active.Add(-1)
+	start := f.clock.Now()
+	f.observer.CheckStarted(CheckStart{Source: SourceFull, Time: start, Timeout: f.timeout})
+	checkCtx, cancel := clockwork.WithTimeout(ctx, f.clock, f.timeout)
+	err := safely.Check(checkCtx, f.checker, check.ErrPanicked)
+	timedOut := err != nil && ctxend.Ended(checkCtx)
+	cancel()
+	if ctxend.Ended(ctx) {
+		return // shutting down: no outcome
+	}
+	r := Result{Source: SourceFull, Start: start, Duration: f.clock.Since(start), Err: err, TimedOut: timedOut}
+	if timedOut {
+		r.Err = fmt.Errorf("timed out after %v: %w", f.timeout, err)
+	}
+	f.observer.CheckFinished(r)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastEnd = start.Add(r.Duration)
+	if r.Err == nil {
+		f.failures, f.lastErr = 0, nil
+		return
+	}
+	f.failures++
+	f.lastErr = r.Err
+}
+
+// activeStarted and activeEnded bracket an active check the monitor runs
+// for a caller; a pass of it stands for a full check.
+func (f *fullCheck) activeStarted() { f.active.Add(1) }
+
+func (f *fullCheck) activeEnded(end time.Time, err error) {
+	f.active.Add(-1)
+	if err != nil {
+		return // run without the probes' pass: other rules decide
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastEnd = maxTime(f.lastEnd, end)
+	f.failures, f.lastErr = 0, nil
+}
+
+// forget forgets the full checks of the tunnel before a heal: the new one
+// is checked at once.
+func (f *fullCheck) forget() {
+	f.mu.Lock()
+	f.lastEnd, f.failures, f.lastErr = time.Time{}, 0, nil
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default: // woken already
+	}
+}
+
+// failing returns the error that fails checks while FullCheckFailures full
+// checks in a row failed, or nil.
+func (f *fullCheck) failing() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failures < FullCheckFailures {
+		return nil
+	}
+	return fmt.Errorf("%w (%d full checks in a row, every %v): %w", ErrFullCheckFails, f.failures, f.period, f.lastErr)
+}

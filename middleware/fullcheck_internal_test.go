@@ -1,0 +1,120 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+)
+
+var errTCPDropped = errors.New("tls 10.0.0.1:443: handshake: i/o timeout")
+
+// A far side that answers the probes and drops what the users' traffic
+// needs: the full check, run while the probes pass, fails checks after
+// FullCheckFailures failures in a row, saying so, until it passes again.
+func TestFullCheckFailsChecksTheProbesWouldPass(t *testing.T) {
+	r := newProbeRig(t, Evidence{FullCheckPeriod: time.Minute})
+	var fails atomic.Bool
+	fails.Store(true)
+	r.ev.full.checker = check.Func(func(context.Context) error {
+		if fails.Load() {
+			return errTCPDropped
+		}
+		return nil
+	})
+	if got := r.ticks(6, true, 0, 0, 0); !strings.HasSuffix(got, "PPPP") {
+		t.Fatalf("answered: %s", got)
+	}
+	r.ev.full.runOnce(context.Background())
+	if got := r.ticks(2, true, 0, 0, 0); got != "PP" {
+		t.Errorf("after one failed full check: %s, want PP: one failure may be the target's", got)
+	}
+	r.ev.full.runOnce(context.Background())
+	v := r.tick(true, 0, 0, 0)
+	if !errors.Is(v.err, ErrFullCheckFails) || !errors.Is(v.err, errTCPDropped) ||
+		!strings.Contains(v.err.Error(), "the tunnel answers probes but the active check fails (2 full checks in a row") {
+		t.Fatalf("after two: %+v, want the full check's failure", v)
+	}
+	// The probes alone still pass: the full check goes on running.
+	if !r.ev.probesPass() {
+		t.Error("probesPass is false: the full check would stop running and never clear")
+	}
+	fails.Store(false)
+	r.ev.full.runOnce(context.Background())
+	if got := r.ticks(2, true, 0, 0, 0); got != "PP" {
+		t.Errorf("after a passing full check: %s, want PP", got)
+	}
+}
+
+// The full check runs at once, then a period after the end of the last
+// active check, whoever ran it, never beside another, and at once after a
+// heal.
+func TestFullCheckSchedule(t *testing.T) {
+	r := newProbeRig(t, Evidence{FullCheckPeriod: time.Minute})
+	f := r.ev.full
+	runs := make(chan time.Time, 8)
+	f.checker = check.Func(func(context.Context) error { runs <- r.clock.Now(); return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.run(ctx, func() bool { return true }) }()
+	defer func() { cancel(); <-done }()
+	next := func() time.Time {
+		t.Helper()
+		select {
+		case at := <-runs:
+			return at
+		case <-time.After(10 * time.Second):
+			t.Fatal("no full check ran")
+			return time.Time{}
+		}
+	}
+	waiting := func() {
+		t.Helper()
+		bctx, bcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer bcancel()
+		if err := r.clock.BlockUntilContext(bctx, 1); err != nil {
+			t.Fatal("the full check's loop did not wait")
+		}
+	}
+	t0 := r.clock.Now()
+	if at := next(); !at.Equal(t0) {
+		t.Errorf("first full check at %v, want at once", at.Sub(t0))
+	}
+	waiting()
+	// An active check of a caller passes 20 s on: the next full check is
+	// due a minute after it.
+	r.clock.Advance(20 * time.Second)
+	f.activeStarted()
+	f.activeEnded(r.clock.Now(), nil)
+	r.clock.Advance(40 * time.Second) // the old due time: nothing runs
+	waiting()
+	select {
+	case at := <-runs:
+		t.Fatalf("a full check ran at %v, 40 s after an active check passed", at.Sub(t0))
+	default:
+	}
+	r.clock.Advance(20 * time.Second)
+	if at := next(); !at.Equal(t0.Add(80 * time.Second)) {
+		t.Errorf("second full check at %v, want 80s", at.Sub(t0))
+	}
+	waiting()
+	// While another active check runs, none starts beside it.
+	f.activeStarted()
+	r.clock.Advance(2 * time.Minute)
+	waiting()
+	select {
+	case at := <-runs:
+		t.Fatalf("a full check ran at %v beside an active check", at.Sub(t0))
+	default:
+	}
+	f.activeEnded(r.clock.Now(), errTCPDropped)
+	// A heal: the new tunnel is checked at once.
+	f.forget()
+	if at := next(); !at.Equal(r.clock.Now()) {
+		t.Errorf("after a heal the full check ran at %v, want at once", at.Sub(t0))
+	}
+}
