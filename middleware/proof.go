@@ -88,8 +88,8 @@ type proofOfLife struct {
 	// new one. answered is set by the first answer ever, heal or no heal.
 	answersFrom time.Time
 	answered    bool
-	unanswered      int
-	lastSent        time.Time
+	unanswered  int
+	lastSent    time.Time
 	// ended holds the probes that ended in the last LossWindow, by end,
 	// of those sent from lossFrom on: the loss and round trip of the
 	// tunnel as it is since it last came back.
