@@ -19,7 +19,7 @@ import (
 // a health service uses. It starts nothing.
 func (s *Server) newGRPC() *grpc.Server {
 	gs := grpc.NewServer()
-	healthpb.RegisterHealthServer(gs, grpchealth.New(s.mon))
+	healthpb.RegisterHealthServer(gs, grpchealth.New(s.mon, grpchealth.Config{}))
 	return gs
 }
 
