@@ -35,6 +35,21 @@ type Config struct {
 	// insecure clients and the kubelet's grpc probe send them) go to it,
 	// every other request to the HTTP endpoints.
 	GRPC bool
+	// MaxConnections bounds the connections each listener serves at once,
+	// HTTP and gRPC alike: past it a new connection waits in the kernel's
+	// accept queue until one closes. Zero means DefaultMaxConnections;
+	// negative, no bound.
+	MaxConnections int
+	// MaxStreams bounds the streams (gRPC calls) one HTTP/2 connection has
+	// open at once: the server announces it, grpc-go clients queue a call
+	// past it, and a stream past it is refused. Zero means
+	// DefaultMaxStreams; negative, net/http's default (at least 100).
+	MaxStreams int
+	// MaxWatches bounds the gRPC Watch calls served at once, over every
+	// listener: past it a Watch is answered RESOURCE_EXHAUSTED, with a
+	// message (grpchealth.Config.MaxWatches). Zero means
+	// DefaultMaxWatches; negative, no bound.
+	MaxWatches int
 	// Logger receives the monitor's events (middleware.NewSlogObserver),
 	// the heal command's output, the server's own errors (malformed
 	// requests, failed handshakes) at warn level, and a line when it has
@@ -49,6 +64,7 @@ type Server struct {
 	handler    http.Handler
 	logger     *slog.Logger
 	grpcOnHTTP bool
+	limits     limits
 }
 
 // New returns the health server of check under cfg. It starts nothing; an
@@ -81,7 +97,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC}
+	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC, limits: limitsOf(cfg)}
 	if m != nil {
 		s.handler = m.mount(mon, mc.Evidence, s.handler)
 	}
@@ -108,21 +124,35 @@ func (s *Server) ServeWithGRPC(ctx context.Context, ln, grpcLn net.Listener) err
 		defer close(monitorDone)
 		_ = s.mon.Run(runCtx) // nil when runCtx ends; ErrAlreadyRunning is a second Serve
 	}()
-	gs := s.newGRPC()
-	opts := httpserve.Options{ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn), UnencryptedHTTP2: s.grpcOnHTTP}
+	calls := s.newGRPC()
+	opts := httpserve.Options{
+		ErrorLog:         slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		UnencryptedHTTP2: s.grpcOnHTTP,
+		MaxConnections:   s.limits.connections, MaxConcurrentStreams: s.limits.streams,
+	}
 	handler := s.handler
 	if s.grpcOnHTTP {
-		handler = withGRPC(gs, handler)
+		handler = withGRPC(calls, handler)
 	}
 	g, gctx := errgroup.WithContext(runCtx)
-	g.Go(func() error { return httpserve.Serve(gctx, ln, handler, opts) })
+	// The listeners' lifecycle ends only once the gRPC calls in flight
+	// have answered (see grpcCalls): it would cut their statuses.
+	serveCtx, endServe := context.WithCancel(context.WithoutCancel(gctx))
+	defer endServe()
+	g.Go(func() error {
+		<-gctx.Done()
+		calls.drain()
+		endServe()
+		return nil
+	})
+	g.Go(func() error { return httpserve.Serve(serveCtx, ln, handler, opts) })
 	if grpcLn != nil {
 		grpcOpts := opts
 		grpcOpts.UnencryptedHTTP2 = true
-		g.Go(func() error { return httpserve.Serve(gctx, grpcLn, gs, grpcOpts) })
+		g.Go(func() error { return httpserve.Serve(serveCtx, grpcLn, calls, grpcOpts) })
 	}
 	err := g.Wait()
-	gs.Stop() // no call is left on it; this releases what gRPC registered
+	calls.gs.Stop() // no call is left on it; this releases what gRPC registered
 	if ctx.Err() != nil {
 		s.logger.Info("shut down")
 	}
