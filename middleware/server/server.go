@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
+	"github.com/tunnelprobe/tunnelprobe/internal/reaper"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
@@ -50,6 +51,16 @@ type Config struct {
 	// message (grpchealth.Config.MaxWatches). Zero means
 	// DefaultMaxWatches; negative, no bound.
 	MaxWatches int
+	// Reap makes Serve wait for the orphans the process inherits, for a
+	// process that is PID 1 (a container's init): the kernel makes it the
+	// parent of every process whose parent exits, and without it each
+	// heal that leaves a process behind (a daemon started with setsid, a
+	// background job killed when the heal ends) leaves a zombie for good.
+	// The heal command's exit status stays its own; a child the program
+	// starts otherwise than through this server could lose its own, so
+	// set it only where the server's heals are the process's only
+	// children (tunnelprobe serve sets it when it is PID 1).
+	Reap bool
 	// Logger receives the monitor's events (middleware.NewSlogObserver),
 	// the heal command's output, the server's own errors (malformed
 	// requests, failed handshakes) at warn level, and a line when it has
@@ -65,6 +76,7 @@ type Server struct {
 	logger     *slog.Logger
 	grpcOnHTTP bool
 	limits     limits
+	reaper     *reaper.Reaper // nil without Config.Reap
 }
 
 // New returns the health server of check under cfg. It starts nothing; an
@@ -74,6 +86,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	rp := newReaper(cfg, logger)
 	mc := cfg.Monitor
 	if cfg.Logger != nil {
 		mc.Observer = middleware.MultiObserver(middleware.NewSlogObserver(logger), mc.Observer)
@@ -82,7 +95,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	case cfg.HealCommand != "" && len(cfg.HealRequests) > 0:
 		return nil, errors.New("server: a heal command and heal requests exclude each other")
 	case cfg.HealCommand != "":
-		mc.Heal = HealCommand(cfg.HealCommand, logger)
+		mc.Heal = healCommand(cfg.HealCommand, logger, rp)
 	case len(cfg.HealRequests) > 0:
 		mc.Heal = HealHTTP(cfg.HealRequests, nil, logger)
 	}
@@ -97,7 +110,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC, limits: limitsOf(cfg)}
+	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC, limits: limitsOf(cfg), reaper: rp}
 	if m != nil {
 		s.handler = m.mount(mon, mc.Evidence, s.handler)
 	}
@@ -119,10 +132,14 @@ func (s *Server) ServeWithGRPC(ctx context.Context, ln, grpcLn net.Listener) err
 	// runCtx ends the loop with the server, also when serving fails.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	monitorDone := make(chan struct{})
+	monitorDone, reaperDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(monitorDone)
 		_ = s.mon.Run(runCtx) // nil when runCtx ends; ErrAlreadyRunning is a second Serve
+	}()
+	go func() {
+		defer close(reaperDone)
+		s.reap(runCtx)
 	}()
 	calls := s.newGRPC()
 	opts := httpserve.Options{
@@ -158,5 +175,6 @@ func (s *Server) ServeWithGRPC(ctx context.Context, ln, grpcLn net.Listener) err
 	}
 	stop()
 	<-monitorDone
+	<-reaperDone
 	return err
 }
