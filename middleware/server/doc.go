@@ -31,5 +31,9 @@
 // A [HealCommand] heal runs its command in a process group of its own,
 // killed with every process it started when the heal's context ends (the
 // monitor's HealTimeout, or shutdown). Its exit status decides; what it
-// leaves running in its group when it exits is killed.
+// leaves running in its group when it exits is killed. With [Config].Reap,
+// for a process that is PID 1, Serve also waits for the orphans the
+// process inherits (a daemon the heal started, once it exits; a job left
+// in the group, once killed), which would otherwise stay zombies, without
+// taking the heal command's own exit status.
 package server
