@@ -5,7 +5,8 @@
 #   docker build -t tunnelprobe .
 #
 # Scratch has no shell: --heal-cmd needs an image that has /bin/sh. The
-# health server listens on 9999; run it as any user.
+# health server listens on 9999; run it as any user. It is the container's
+# PID 1 and reaps the orphans its heals leave (docs/serve.md#pid-1).
 FROM scratch
 COPY tunnelprobe /tunnelprobe
 USER 65534:65534

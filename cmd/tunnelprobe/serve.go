@@ -8,9 +8,10 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
+	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
-const serveUsage = `Usage: tunnelprobe serve [flags]
+var serveUsage = fmt.Sprintf(`Usage: tunnelprobe serve [flags]
 
 Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
   GET /         the state the checks last reached: 200 healthy, 503 otherwise;
@@ -19,8 +20,11 @@ Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
                 ?timeout=5s bounds it on the server side.
   gRPC          with --grpc-listen, grpc.health.v1.Health: Check runs the check
                 as /check/ does (the call's deadline bounds it), Watch follows the state.
-Several --target flags pass when any one of them does.
-`
+Several --target flags pass when any one of them does. Each listener serves %d
+connections at once, each connection %d gRPC calls, and %d Watch calls are served
+in all (past them RESOURCE_EXHAUSTED); as PID 1, serve reaps the orphans its heals
+leave (docs/serve.md, Limits and PID 1).
+`, server.DefaultMaxConnections, server.DefaultMaxStreams, server.DefaultMaxWatches)
 
 // serveCommand implements "tunnelprobe serve", with the environment read
 // through getenv.

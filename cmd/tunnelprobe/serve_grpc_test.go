@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
@@ -115,6 +117,36 @@ func TestServeGRPCOnTheHealthPort(t *testing.T) {
 	}
 	if code, body := s.get(t, "/"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "unhealthy") {
 		t.Errorf("GET / on the same port: %d %q, want the state the gRPC Check recorded", code, body)
+	}
+}
+
+// Issue 29 item 7: a gRPC Check in flight when serve stops (SIGTERM ends
+// its context) is answered UNAVAILABLE, not cut before its status (code
+// Unknown, "malformed header: missing HTTP content-type"), on the port
+// that serves gRPC and HTTP both.
+func TestServeAnswersGRPCCheckInFlightAtShutdown(t *testing.T) {
+	t.Parallel()
+	target, accepted := stallingTarget(t)
+	addr := testnet.RefusedAddr(t)
+	s := startServe(t, nil, "--listen", addr, "--grpc-listen", addr, "--mode", "probe", "--check", "tls", "--target", target, "--tls-insecure")
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	checked := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+		checked <- err
+	}()
+	<-accepted // the check is in flight: its TLS handshake is never answered
+	if code := s.stop(t); code != 0 {
+		t.Errorf("serve exited %d at shutdown, want 0; stderr:\n%s", code, s.stderr)
+	}
+	if err := <-checked; status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("the Check in flight at shutdown: %v, want UNAVAILABLE, shutting down", err)
 	}
 }
 

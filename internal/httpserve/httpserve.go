@@ -8,6 +8,12 @@
 // the write deadline would run from the end of the headers and cut a
 // /check/ that may legitimately take a minute; handlers bound their own work.
 //
+// An HTTP/2 connection (gRPC's) that sent nothing for PingInterval is
+// pinged, and closed when no answer comes within PingTimeout: a client that
+// vanished without closing (a killed pod, a cut link) would otherwise hold
+// its streams, a gRPC Watch, for good. Options bound the connections and
+// the streams a server holds at once; by default neither is bounded.
+//
 // When ctx ends, every request in flight sees its context cancelled at once
 // (their context derives from ctx), then the server shuts down gracefully,
 // giving them ShutdownGrace to write their answers before it closes what is
@@ -15,6 +21,7 @@
 package httpserve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +30,7 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -31,6 +39,8 @@ const (
 	ReadHeaderTimeout = 5 * time.Second
 	IdleTimeout       = time.Minute
 	ShutdownGrace     = 5 * time.Second
+	PingInterval      = time.Minute
+	PingTimeout       = 15 * time.Second
 )
 
 // Options adjusts one server. The zero value is useful.
@@ -38,12 +48,23 @@ type Options struct {
 	// ErrorLog receives the server's own errors (failed handshakes,
 	// malformed requests); nil means the log package's standard logger.
 	ErrorLog *log.Logger
-	// IdleTimeout replaces the package's IdleTimeout when positive (tests).
-	IdleTimeout time.Duration
+	// IdleTimeout, PingInterval and PingTimeout replace the package's
+	// when set (tests).
+	IdleTimeout, PingInterval, PingTimeout time.Duration
 	// UnencryptedHTTP2 also serves HTTP/2 without TLS, with prior
 	// knowledge, beside HTTP/1.1: what gRPC's insecure clients (the
 	// kubelet's grpc probe) speak.
 	UnencryptedHTTP2 bool
+	// MaxConnections, when positive, bounds the connections served at
+	// once (netutil.LimitListener): past it, a new connection waits in
+	// the kernel's accept queue until one closes, and its client's own
+	// timeout ends the wait. Zero: no bound.
+	MaxConnections int
+	// MaxConcurrentStreams, when positive, bounds the streams (requests,
+	// gRPC calls) one HTTP/2 connection has open at once; the server
+	// announces it and refuses a stream past it. Zero: net/http's default
+	// (at least 100).
+	MaxConcurrentStreams int
 }
 
 // Serve serves h on ln until ctx ends, then shuts down as the package
@@ -52,9 +73,8 @@ type Options struct {
 // as running out of file descriptors, are ridden out by net/http). ln is
 // closed in every case.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) error {
-	idle := IdleTimeout
-	if opts.IdleTimeout > 0 {
-		idle = opts.IdleTimeout
+	if opts.MaxConnections > 0 {
+		ln = netutil.LimitListener(ln, opts.MaxConnections)
 	}
 	// The requests' context: cancelled before the shutdown, so that a long
 	// poll in flight returns at once rather than holding it up.
@@ -63,9 +83,14 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) e
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: ReadHeaderTimeout,
-		IdleTimeout:       idle,
+		IdleTimeout:       cmp.Or(opts.IdleTimeout, IdleTimeout),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          opts.ErrorLog,
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: opts.MaxConcurrentStreams,
+			SendPingTimeout:      cmp.Or(opts.PingInterval, PingInterval),
+			PingTimeout:          cmp.Or(opts.PingTimeout, PingTimeout),
+		},
 	}
 	if opts.UnencryptedHTTP2 {
 		srv.Protocols = new(http.Protocols)

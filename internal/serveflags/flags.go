@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -338,7 +339,8 @@ func (f *Flags) BuildChecks(dialer check.Dialer) ([]check.Checker, error) {
 // NewServer returns the health server serve runs, logging to w: the
 // checks of the targets (any one passing), configured as the flags of fs
 // ask, or as the upstream preset with its small check through the host
-// network. An error is a usage error.
+// network, reaping orphans when the process is PID 1. An error is a usage
+// error.
 func (f *Flags) NewServer(fs *flag.FlagSet, w io.Writer) (*server.Server, server.Config, error) {
 	checks, err := f.BuildChecks(nil)
 	if err != nil {
@@ -348,6 +350,10 @@ func (f *Flags) NewServer(fs *flag.FlagSet, w io.Writer) (*server.Server, server
 	if err != nil {
 		return nil, server.Config{}, err
 	}
+	// As PID 1 (the image is FROM scratch: serve is its init) serve
+	// inherits every orphan of its heals, and must wait for them. Its
+	// heals are its only children.
+	cfg.Reap = os.Getpid() == 1
 	dnsServer := cmp.Or(f.dnsServer, preset.UpstreamEchoTargets[0])
 	f.ApplyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, f.echoTargets.Values...), checks...)
 	checker := checks[0] // several pass when any one does

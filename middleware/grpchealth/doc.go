@@ -2,7 +2,7 @@
 // grpc.health.v1.Health, for the kubelet's grpc probe and any gRPC health
 // client. Register it on a grpc.Server of your own:
 //
-//	healthpb.RegisterHealthServer(grpcServer, grpchealth.New(m))
+//	healthpb.RegisterHealthServer(grpcServer, grpchealth.New(m, grpchealth.Config{MaxWatches: 32}))
 //
 // (healthpb is google.golang.org/grpc/health/grpc_health_v1). Package
 // middleware/server serves it beside the HTTP endpoints, as `tunnelprobe
@@ -26,6 +26,20 @@
 //     In probe mode only checks (Check calls, /check/ requests) change it.
 //   - List answers the state as Watch first does, under the one name.
 //
+// # Bounds and shutdown
+//
+// A Watch holds its stream for as long as its client keeps it, so
+// [Config].MaxWatches bounds how many are served at once: one past it is
+// answered RESOURCE_EXHAUSTED at once. Check needs no bound of its own: it
+// ends at its deadline, and concurrent calls share one check. Streams per
+// connection and connections are the gRPC server's to bound
+// (grpc.MaxConcurrentStreams, a limiting listener).
+//
+// [Server.Shutdown] ends every call in flight, and answers every later one,
+// with [ErrShutdown] (UNAVAILABLE). Call it before grpc.Server's
+// GracefulStop, which otherwise waits for every Watch's client to leave,
+// or its Stop, which otherwise cuts the calls without a status.
+//
 // # Service names
 //
 // The empty name is the tunnel's overall state, the only name there is:
@@ -41,5 +55,5 @@
 //
 // A Server is safe for concurrent use and starts nothing of its own: each
 // call runs in the goroutine gRPC gives it, and returns when its context
-// ends. The monitor's loop (Run) is the caller's to run.
+// ends or at Shutdown. The monitor's loop (Run) is the caller's to run.
 package grpchealth

@@ -29,7 +29,7 @@ func ExampleNew() {
 	go func() { monitorDone <- m.Run(ctx) }()
 
 	gs := grpc.NewServer()
-	healthpb.RegisterHealthServer(gs, grpchealth.New(m))
+	healthpb.RegisterHealthServer(gs, grpchealth.New(m, grpchealth.Config{}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -16,18 +15,71 @@ import (
 // the service knows.
 const Overall = ""
 
+// Config adjusts a [Server]. The zero value serves every call gRPC lets
+// in.
+type Config struct {
+	// MaxWatches bounds the Watch calls served at once. Each holds a
+	// stream, its goroutines and their buffers for as long as its client
+	// keeps it open, so a client opening them by the thousand would take
+	// the process's memory. A Watch past the bound is answered
+	// RESOURCE_EXHAUSTED at once, with a message that says so. Zero or
+	// negative: no bound (package server sets one).
+	MaxWatches int
+}
+
 // A Server is a monitor's grpc.health.v1.Health service.
 type Server struct {
 	// Embedded by value, as grpc-go asks: a method added to the service
 	// answers UNIMPLEMENTED until this package implements it.
 	healthpb.UnimplementedHealthServer
 	mon *middleware.Monitor
+	// watches holds a token per Watch served; nil without a bound.
+	watches chan struct{}
+	// down ends at Shutdown; every call's context ends with it.
+	down     context.Context
+	shutdown context.CancelFunc
 }
 
 var _ healthpb.HealthServer = (*Server)(nil)
 
-// New returns the health service of m. It starts nothing.
-func New(m *middleware.Monitor) *Server { return &Server{mon: m} }
+// New returns the health service of m under cfg. It starts nothing.
+func New(m *middleware.Monitor, cfg Config) *Server {
+	s := &Server{mon: m}
+	if cfg.MaxWatches > 0 {
+		s.watches = make(chan struct{}, cfg.MaxWatches)
+	}
+	s.down, s.shutdown = context.WithCancel(context.Background())
+	return s
+}
+
+// ErrShutdown is the status of every call after [Server.Shutdown], and of
+// those it ends.
+var ErrShutdown = status.Error(codes.Unavailable, "the health server is shutting down")
+
+// Shutdown ends every call in flight with [ErrShutdown] (UNAVAILABLE) and
+// answers every later one so: for a server about to stop. A Watch
+// otherwise ends only when its client leaves, holding grpc.Server's
+// GracefulStop up for as long, and a call that a server's Stop cuts
+// reaches its client with no status at all. Call it before GracefulStop
+// or Stop. It returns at once: the calls end in their own goroutines.
+func (s *Server) Shutdown() { s.shutdown() }
+
+// untilShutdown returns ctx, ended by Shutdown too.
+func (s *Server) untilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.down, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// ended is the status of a call whose context (from untilShutdown) ended:
+// ErrShutdown after Shutdown, else its context's (DEADLINE_EXCEEDED,
+// CANCELLED).
+func (s *Server) ended(ctx context.Context) error {
+	if s.down.Err() != nil {
+		return ErrShutdown
+	}
+	return status.FromContextError(ctx.Err()).Err()
+}
 
 // errUnknownService is grpc-go's health server's answer to a name it does
 // not know.
@@ -36,19 +88,24 @@ var errUnknownService = status.Error(codes.NotFound, "unknown service")
 // Check runs the check as the /check/ endpoint does, with ctx (the call's
 // deadline) as its bound: SERVING when it passes, NOT_SERVING when it
 // fails. A call that ends first gets its context's status (DEADLINE_EXCEEDED,
-// CANCELLED).
+// CANCELLED), or ErrShutdown.
 func (s *Server) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	if req.GetService() != Overall {
 		return nil, errUnknownService
 	}
+	if s.down.Err() != nil {
+		return nil, ErrShutdown
+	}
+	ctx, stop := s.untilShutdown(ctx)
+	defer stop()
 	// The /check/ handler's own path: Probe with the request's context.
 	// gRPC has already put the client's deadline (grpc-timeout) on ctx, and
 	// Probe bounds the execution by MaxCheckTimeout as it does for /check/.
 	checkCtx, cancel := atDeadline(ctx)
 	defer cancel()
 	res := s.mon.Probe(checkCtx)
-	if err := ctx.Err(); err != nil {
-		return nil, status.FromContextError(err).Err()
+	if ctx.Err() != nil {
+		return nil, s.ended(ctx)
 	}
 	if res.Err != nil {
 		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
@@ -81,38 +138,11 @@ func atDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	return checkCtx, func() { stop(); cancel() }
 }
 
-// Watch sends the state at once and then each change of it until the call
-// ends. For an unknown name it sends SERVICE_UNKNOWN and waits for the
-// call to end, as grpc-go's health server does.
-func (s *Server) Watch(req *healthpb.HealthCheckRequest, stream grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
-	ctx := stream.Context()
-	if req.GetService() != Overall {
-		if err := stream.Send(&healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVICE_UNKNOWN}); err != nil {
-			return err
-		}
-		<-ctx.Done()
-		return status.FromContextError(ctx.Err()).Err()
-	}
-	snap := s.mon.Snapshot()
-	sent := healthpb.HealthCheckResponse_ServingStatus(-1)
-	for {
-		// A change of the state that keeps its serving status (a
-		// second failure) is not sent again.
-		if st := ServingStatus(snap); st != sent {
-			if err := stream.Send(&healthpb.HealthCheckResponse{Status: st}); err != nil {
-				return err
-			}
-			sent = st
-		}
-		snap = s.mon.WaitChange(ctx, snap)
-		if err := ctx.Err(); err != nil {
-			return status.FromContextError(err).Err()
-		}
-	}
-}
-
 // List answers the state under its one name, as Watch first sends it.
 func (s *Server) List(context.Context, *healthpb.HealthListRequest) (*healthpb.HealthListResponse, error) {
+	if s.down.Err() != nil {
+		return nil, ErrShutdown
+	}
 	return &healthpb.HealthListResponse{Statuses: map[string]*healthpb.HealthCheckResponse{
 		Overall: {Status: ServingStatus(s.mon.Snapshot())},
 	}}, nil

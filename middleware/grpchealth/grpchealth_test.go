@@ -37,22 +37,32 @@ type rig struct {
 	// handled receives the method of each unary call once its handler has
 	// returned: all it did is done then.
 	handled chan string
+	// watchEnded receives what each Watch's handler returned.
+	watchEnded chan error
+	// health is the service, gs the server it is registered on.
+	health *grpchealth.Server
+	gs     *grpc.Server
 	// stop stops the server and closes the client; cleanup calls it too.
 	stop func()
 }
 
-func serveHealth(t *testing.T, m *middleware.Monitor) *rig {
+func serveHealth(t *testing.T, m *middleware.Monitor, cfg grpchealth.Config) *rig {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{handled: make(chan string, 64)}
+	r := &rig{handled: make(chan string, 64), watchEnded: make(chan error, 64)}
 	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		defer func() { r.handled <- info.FullMethod }()
 		return h(ctx, req)
+	}), grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		err := h(srv, ss)
+		r.watchEnded <- err
+		return err
 	}))
-	healthpb.RegisterHealthServer(gs, grpchealth.New(m))
+	r.health, r.gs = grpchealth.New(m, cfg), gs
+	healthpb.RegisterHealthServer(gs, r.health)
 	var served sync.WaitGroup
 	served.Go(func() { _ = gs.Serve(ln) })
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -129,7 +139,7 @@ func TestCheckWorkingAndDeadTarget(t *testing.T) {
 	bundle := testcert.Must(t, "127.0.0.1")
 	addr, closeTarget := serveTLS(t, bundle.ServerConfig())
 	m := newMonitor(t, check.TLS{Address: addr, RootCAs: bundle.Pool}, middleware.Config{})
-	client := serveHealth(t, m).client
+	client := serveHealth(t, m, grpchealth.Config{}).client
 
 	resp, err := client.Check(callCtx(t), &healthpb.HealthCheckRequest{})
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
@@ -152,7 +162,7 @@ func TestCheckWorkingAndDeadTarget(t *testing.T) {
 
 func TestUnknownServiceName(t *testing.T) {
 	m := newMonitor(t, check.Func(func(context.Context) error { return nil }), middleware.Config{})
-	client := serveHealth(t, m).client
+	client := serveHealth(t, m, grpchealth.Config{}).client
 
 	_, err := client.Check(callCtx(t), &healthpb.HealthCheckRequest{Service: "tunnel"})
 	if status.Code(err) != codes.NotFound {
@@ -198,7 +208,7 @@ func (s *switchable) Check(context.Context) error {
 func TestWatchFollowsTheState(t *testing.T) {
 	target := &switchable{}
 	m := newMonitor(t, target, middleware.Config{Clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
-	client := serveHealth(t, m).client
+	client := serveHealth(t, m, grpchealth.Config{}).client
 	stream, err := client.Watch(callCtx(t), &healthpb.HealthCheckRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +252,7 @@ func TestCancelledCheckLeavesNothingRunning(t *testing.T) {
 		checkErr <- ctx.Err()
 		return ctx.Err()
 	}), middleware.Config{})
-	r := serveHealth(t, m)
+	r := serveHealth(t, m, grpchealth.Config{})
 	client := r.client
 
 	ctx, cancel := context.WithCancel(callCtx(t))
@@ -284,7 +294,7 @@ func TestDeadlineIsTheTimeout(t *testing.T) {
 		ran <- time.Since(start)
 		return ctx.Err()
 	}), middleware.Config{Timeouts: []time.Duration{300 * time.Millisecond}})
-	r := serveHealth(t, m)
+	r := serveHealth(t, m, grpchealth.Config{})
 
 	for _, tc := range []struct {
 		deadline time.Duration

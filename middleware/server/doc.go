@@ -8,16 +8,32 @@
 // through the same lifecycle. The tunnel lab's roles and the scenarios run
 // this same package, so that the comparison measures what users deploy.
 //
+// # Bounds
+//
+// Each listener serves at most [Config].MaxConnections connections at once
+// (a connection past them waits to be accepted), each HTTP/2 connection at
+// most MaxStreams streams, and all of them together at most MaxWatches gRPC
+// Watch calls (one past them is answered RESOURCE_EXHAUSTED); an HTTP/2
+// client that stops answering pings is dropped. The defaults
+// ([DefaultMaxConnections], [DefaultMaxStreams], [DefaultMaxWatches]) are
+// sized for a health endpoint that a kubelet and a few scrapers call.
+//
 // # Concurrency
 //
 // [Serve] blocks: it runs the monitor's loop and serves until its context
-// ends, then cancels the requests in flight (gRPC calls too: a Watch ends),
-// shuts down gracefully (5 s at most) and returns once the loop and every
-// connection are done. It owns the listeners and closes them. The caller owns the monitor; Run must not be
-// running already.
+// ends. Then it ends the gRPC calls in flight with UNAVAILABLE and waits for
+// them to answer, cancels the HTTP requests in flight (a long poll answers
+// at once, a /check/ answers as failed), shuts down gracefully (5 s at
+// most for each step) and returns once the loop and every connection are
+// done. It owns the listeners and closes them. The caller owns the
+// monitor; Run must not be running already.
 //
 // A [HealCommand] heal runs its command in a process group of its own,
 // killed with every process it started when the heal's context ends (the
 // monitor's HealTimeout, or shutdown). Its exit status decides; what it
-// leaves running in its group when it exits is killed.
+// leaves running in its group when it exits is killed. With [Config].Reap,
+// for a process that is PID 1, Serve also waits for the orphans the
+// process inherits (a daemon the heal started, once it exits; a job left
+// in the group, once killed), which would otherwise stay zombies, without
+// taking the heal command's own exit status.
 package server

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -83,32 +82,16 @@ func TestGRPCOnTheHealthListener(t *testing.T) {
 // ServeWithGRPC serves gRPC health alone on its own listener; without
 // Config.GRPC the HTTP listener serves no gRPC.
 func TestServeWithGRPC(t *testing.T) {
-	srv := passingServer(t, server.Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeWithGRPC(ctx, ln, grpcLn) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	httpAddr, grpcAddr, stop := serveWithGRPC(t, passingServer(t, server.Config{}))
+	defer stop()
 
-	resp, err := healthClient(t, grpcLn.Addr().String()).Check(callCtx(t), &healthpb.HealthCheckRequest{})
+	resp, err := healthClient(t, grpcAddr).Check(callCtx(t), &healthpb.HealthCheckRequest{})
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("Check on the gRPC listener: %v, %v; want SERVING", resp.GetStatus(), err)
 	}
 	ctx1, cancel1 := context.WithTimeout(context.Background(), time.Second)
 	defer cancel1()
-	if _, err := healthClient(t, ln.Addr().String()).Check(ctx1, &healthpb.HealthCheckRequest{}); status.Code(err) == codes.OK {
+	if _, err := healthClient(t, httpAddr).Check(ctx1, &healthpb.HealthCheckRequest{}); status.Code(err) == codes.OK {
 		t.Error("the HTTP listener answered gRPC without Config.GRPC")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/procgroup"
+	"github.com/tunnelprobe/tunnelprobe/internal/reaper"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -42,6 +43,12 @@ const (
 // and last 2 KiB of its combined output are logged to logger (nil: not
 // logged).
 func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
+	return healCommand(command, logger, nil)
+}
+
+// healCommand is HealCommand, its command started and waited for through
+// rp (nil: os/exec alone), so that a reaper leaves its exit status alone.
+func healCommand(command string, logger *slog.Logger, rp *reaper.Reaper) middleware.HealFunc {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -58,7 +65,7 @@ func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
 		cmd.Stdout, cmd.Stderr = w, w
 		out := newHeadTail(healOutputEnd)
 		copied := make(chan struct{})
-		err = cmd.Start()
+		err = rp.Start(cmd)
 		w.Close()
 		if err != nil {
 			r.Close()
@@ -73,7 +80,7 @@ func HealCommand(command string, logger *slog.Logger) middleware.HealFunc {
 			// its next write.
 			io.Copy(out, r)
 		}()
-		err = cmd.Wait()
+		err = rp.Wait(cmd)
 		// After a cancellation the whole group was killed already. (A
 		// select, not ctx.Err: a fake-clock context blocks in Err.)
 		cancelled := false

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
+	"github.com/tunnelprobe/tunnelprobe/internal/reaper"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
@@ -35,6 +36,31 @@ type Config struct {
 	// insecure clients and the kubelet's grpc probe send them) go to it,
 	// every other request to the HTTP endpoints.
 	GRPC bool
+	// MaxConnections bounds the connections each listener serves at once,
+	// HTTP and gRPC alike: past it a new connection waits in the kernel's
+	// accept queue until one closes. Zero means DefaultMaxConnections;
+	// negative, no bound.
+	MaxConnections int
+	// MaxStreams bounds the streams (gRPC calls) one HTTP/2 connection has
+	// open at once: the server announces it, grpc-go clients queue a call
+	// past it, and a stream past it is refused. Zero means
+	// DefaultMaxStreams; negative, net/http's default (at least 100).
+	MaxStreams int
+	// MaxWatches bounds the gRPC Watch calls served at once, over every
+	// listener: past it a Watch is answered RESOURCE_EXHAUSTED, with a
+	// message (grpchealth.Config.MaxWatches). Zero means
+	// DefaultMaxWatches; negative, no bound.
+	MaxWatches int
+	// Reap makes Serve wait for the orphans the process inherits, for a
+	// process that is PID 1 (a container's init): the kernel makes it the
+	// parent of every process whose parent exits, and without it each
+	// heal that leaves a process behind (a daemon started with setsid, a
+	// background job killed when the heal ends) leaves a zombie for good.
+	// The heal command's exit status stays its own; a child the program
+	// starts otherwise than through this server could lose its own, so
+	// set it only where the server's heals are the process's only
+	// children (tunnelprobe serve sets it when it is PID 1).
+	Reap bool
 	// Logger receives the monitor's events (middleware.NewSlogObserver),
 	// the heal command's output, the server's own errors (malformed
 	// requests, failed handshakes) at warn level, and a line when it has
@@ -49,6 +75,8 @@ type Server struct {
 	handler    http.Handler
 	logger     *slog.Logger
 	grpcOnHTTP bool
+	limits     limits
+	reaper     *reaper.Reaper // nil without Config.Reap
 }
 
 // New returns the health server of check under cfg. It starts nothing; an
@@ -58,6 +86,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	rp := newReaper(cfg, logger)
 	mc := cfg.Monitor
 	if cfg.Logger != nil {
 		mc.Observer = middleware.MultiObserver(middleware.NewSlogObserver(logger), mc.Observer)
@@ -66,7 +95,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	case cfg.HealCommand != "" && len(cfg.HealRequests) > 0:
 		return nil, errors.New("server: a heal command and heal requests exclude each other")
 	case cfg.HealCommand != "":
-		mc.Heal = HealCommand(cfg.HealCommand, logger)
+		mc.Heal = healCommand(cfg.HealCommand, logger, rp)
 	case len(cfg.HealRequests) > 0:
 		mc.Heal = HealHTTP(cfg.HealRequests, nil, logger)
 	}
@@ -81,7 +110,7 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC}
+	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC, limits: limitsOf(cfg), reaper: rp}
 	if m != nil {
 		s.handler = m.mount(mon, mc.Evidence, s.handler)
 	}
@@ -103,30 +132,49 @@ func (s *Server) ServeWithGRPC(ctx context.Context, ln, grpcLn net.Listener) err
 	// runCtx ends the loop with the server, also when serving fails.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	monitorDone := make(chan struct{})
+	monitorDone, reaperDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(monitorDone)
 		_ = s.mon.Run(runCtx) // nil when runCtx ends; ErrAlreadyRunning is a second Serve
 	}()
-	gs := s.newGRPC()
-	opts := httpserve.Options{ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn), UnencryptedHTTP2: s.grpcOnHTTP}
+	go func() {
+		defer close(reaperDone)
+		s.reap(runCtx)
+	}()
+	calls := s.newGRPC()
+	opts := httpserve.Options{
+		ErrorLog:         slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		UnencryptedHTTP2: s.grpcOnHTTP,
+		MaxConnections:   s.limits.connections, MaxConcurrentStreams: s.limits.streams,
+	}
 	handler := s.handler
 	if s.grpcOnHTTP {
-		handler = withGRPC(gs, handler)
+		handler = withGRPC(calls, handler)
 	}
 	g, gctx := errgroup.WithContext(runCtx)
-	g.Go(func() error { return httpserve.Serve(gctx, ln, handler, opts) })
+	// The listeners' lifecycle ends only once the gRPC calls in flight
+	// have answered (see grpcCalls): it would cut their statuses.
+	serveCtx, endServe := context.WithCancel(context.WithoutCancel(gctx))
+	defer endServe()
+	g.Go(func() error {
+		<-gctx.Done()
+		calls.drain()
+		endServe()
+		return nil
+	})
+	g.Go(func() error { return httpserve.Serve(serveCtx, ln, handler, opts) })
 	if grpcLn != nil {
 		grpcOpts := opts
 		grpcOpts.UnencryptedHTTP2 = true
-		g.Go(func() error { return httpserve.Serve(gctx, grpcLn, gs, grpcOpts) })
+		g.Go(func() error { return httpserve.Serve(serveCtx, grpcLn, calls, grpcOpts) })
 	}
 	err := g.Wait()
-	gs.Stop() // no call is left on it; this releases what gRPC registered
+	calls.gs.Stop() // no call is left on it; this releases what gRPC registered
 	if ctx.Err() != nil {
 		s.logger.Info("shut down")
 	}
 	stop()
 	<-monitorDone
+	<-reaperDone
 	return err
 }

@@ -158,3 +158,26 @@ func serve(t *testing.T, srv *server.Server) (addr string, stop func()) {
 		}
 	}
 }
+
+// serveWithGRPC runs srv's ServeWithGRPC on two loopback listeners until
+// stop, as serve does, and returns their addresses.
+func serveWithGRPC(t *testing.T, srv *server.Server) (httpAddr, grpcAddr string, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeWithGRPC(ctx, ln, grpcLn) }()
+	return ln.Addr().String(), grpcLn.Addr().String(), func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

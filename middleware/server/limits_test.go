@@ -1,0 +1,208 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/server"
+)
+
+// usage is the process's goroutines and live heap, after a collection.
+func usage() (goroutines int, heap uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return runtime.NumGoroutine(), ms.HeapAlloc
+}
+
+// The attack of issue 29: 1,900 Watch streams. The server holds
+// DefaultMaxWatches of them and refuses every other at once with
+// RESOURCE_EXHAUSTED, so the refused ones cost neither goroutines nor
+// memory (the attack added 3 goroutines and 33 KB a stream).
+func TestWatchFloodIsBounded(t *testing.T) {
+	const attempts, conns = 1900, 8
+	addr, stop := serve(t, passingServer(t, server.Config{GRPC: true}))
+	defer stop()
+	ctx, leave := context.WithCancel(callCtx(t))
+	defer leave()
+	var clients []healthpb.HealthClient // a connection each
+	for range conns {
+		clients = append(clients, healthClient(t, addr))
+	}
+	// The held Watches, spread so that no connection reaches
+	// DefaultMaxStreams (past it grpc-go would queue the next call).
+	for i := range server.DefaultMaxWatches {
+		stream, err := clients[i%conns].Watch(ctx, &healthpb.HealthCheckRequest{})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		if err != nil {
+			t.Fatalf("Watch %d, within the bound: %v", i+1, err)
+		}
+	}
+	heldG, heldHeap := usage()
+
+	var wg sync.WaitGroup
+	refused := make(chan error, attempts)
+	for c := range conns {
+		wg.Go(func() {
+			for range (attempts - server.DefaultMaxWatches) / conns {
+				stream, err := clients[c].Watch(ctx, &healthpb.HealthCheckRequest{})
+				if err == nil {
+					_, err = stream.Recv()
+				}
+				refused <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(refused)
+	n := 0
+	for err := range refused {
+		n++
+		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "32 Watch calls are in flight") {
+			t.Fatalf("Watch past the bound: %v, want RESOURCE_EXHAUSTED saying 32 are in flight", err)
+		}
+	}
+	floodG, floodHeap := usage()
+	// What is left of a refused Watch is at most its connection's last,
+	// still returning: a few goroutines each. Held, 1,868 of them would
+	// be thousands, and tens of MB.
+	if extra := floodG - heldG; extra > 8*conns {
+		t.Errorf("%d Watches refused left %d more goroutines (%d with %d held), want at most %d", n, extra, floodG, server.DefaultMaxWatches, 8*conns)
+	}
+	if floodHeap > heldHeap+8<<20 {
+		t.Errorf("%d Watches refused grew the heap from %d to %d bytes, want less than 8 MiB more", n, heldHeap, floodHeap)
+	}
+}
+
+// blockingCheck is a check that signals started and then holds until its
+// context ends, as a dial into a dead tunnel does.
+func blockingCheck(started chan<- struct{}) check.Checker {
+	return check.Func(func(ctx context.Context) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+}
+
+// At shutdown a gRPC Check and a Watch in flight end with UNAVAILABLE and
+// a message, not with a stream cut before its status (code Unknown,
+// "malformed header: missing HTTP content-type"): on the health listener
+// and on a gRPC listener of its own.
+func TestShutdownAnswersGRPCCallsInFlight(t *testing.T) {
+	for _, ownListener := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one listener", true: "own listener"}[ownListener], func(t *testing.T) {
+			started := make(chan struct{}, 1)
+			srv, err := server.New(blockingCheck(started), server.Config{GRPC: !ownListener, Monitor: middleware.Config{Mode: middleware.ModeProbe}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var addr string
+			var stop func()
+			if ownListener {
+				_, addr, stop = serveWithGRPC(t, srv)
+			} else {
+				addr, stop = serve(t, srv)
+			}
+			client := healthClient(t, addr)
+			watch, err := client.Watch(callCtx(t), &healthpb.HealthCheckRequest{})
+			if err == nil {
+				_, err = watch.Recv()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked := make(chan error, 1)
+			go func() {
+				_, err := client.Check(callCtx(t), &healthpb.HealthCheckRequest{})
+				checked <- err
+			}()
+			<-started
+
+			stop()
+			_, watchErr := watch.Recv()
+			for what, err := range map[string]error{"Check": <-checked, "Watch": watchErr} {
+				if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "shutting down") {
+					t.Errorf("the %s in flight at shutdown: %v, want UNAVAILABLE, shutting down", what, err)
+				}
+			}
+		})
+	}
+}
+
+// At shutdown a /check/ in flight is answered, as failed, rather than cut.
+func TestShutdownAnswersHTTPChecksInFlight(t *testing.T) {
+	started := make(chan struct{}, 1)
+	srv, err := server.New(blockingCheck(started), server.Config{GRPC: true, Monitor: middleware.Config{Mode: middleware.ModeProbe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop := serve(t, srv)
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/check/")
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- answer{resp.StatusCode, string(body), err}
+	}()
+	<-started
+	stop()
+	a := <-got
+	http.DefaultClient.CloseIdleConnections()
+	if a.err != nil || a.code != http.StatusServiceUnavailable || !strings.HasPrefix(a.body, "fail: ") {
+		t.Errorf("the /check/ in flight at shutdown: %d %q %v, want 503 fail", a.code, a.body, a.err)
+	}
+}
+
+// Config.MaxConnections bounds the health listener's connections: a client
+// past it is not served while the others are held.
+func TestMaxConnectionsConfig(t *testing.T) {
+	addr, stop := serve(t, passingServer(t, server.Config{MaxConnections: 1}))
+	defer stop()
+	held, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(timeout time.Duration) error {
+		c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Get("http://" + addr + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	// A server without the bound answers at once; a slow one could pass
+	// this wrongly, but the bound never fails it.
+	var ne net.Error
+	if err := get(300 * time.Millisecond); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("a second connection past MaxConnections 1: %v, want no answer", err)
+	}
+	held.Close()
+	if err := get(10 * time.Second); err != nil {
+		t.Errorf("once the held connection closed: %v", err)
+	}
+}
