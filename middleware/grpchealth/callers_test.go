@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/grpchealth"
 )
 
 // A Check that a caller cancels must not hide another Check's failure: the
@@ -25,7 +26,7 @@ func TestCancelledCallDoesNotHideAnotherCallsFailure(t *testing.T) {
 		<-ctx.Done() // a dial that hangs until cancelled
 		return ctx.Err()
 	}), middleware.Config{Timeouts: []time.Duration{200 * time.Millisecond}, FailureThreshold: 1})
-	r := serveHealth(t, m)
+	r := serveHealth(t, m, grpchealth.Config{})
 
 	hangUp, cancel := context.WithCancel(callCtx(t))
 	defer cancel()
