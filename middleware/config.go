@@ -170,6 +170,12 @@ type Config struct {
 	// get it.
 	HideErrors bool
 
+	// Via names the network interface the checks and the light probe go
+	// through (a tunnel's wg0), for the answers and the logs: each
+	// Result's Via. Only a name: give the checker and the probe a
+	// check.BoundDialer(Via) for it to be so. Empty: none is named.
+	Via string
+
 	// Observer is told about checks, state changes and heals. Nil means
 	// none.
 	Observer Observer

@@ -192,14 +192,15 @@ type evidence struct {
 	full     *fullCheck      // nil without a Probe, or with a negative FullCheckPeriod
 }
 
-// newEvidence returns the evidence cfg asks for; checker, bounded by
-// timeout, is the active check its full check runs.
-func newEvidence(cfg Evidence, checker check.Checker, timeout time.Duration, clock clockwork.Clock, observer Observer) *evidence {
+// newEvidence returns the evidence cfg asks for in the monitor's mon;
+// checker is the active check its full check runs.
+func newEvidence(cfg Evidence, checker check.Checker, mon Config, observer Observer) *evidence {
+	clock := mon.Clock
 	e := &evidence{cfg: cfg, clock: clock}
 	if cfg.Probe != nil {
 		e.proof = newProofOfLife(cfg, clock, observer)
 		if cfg.FullCheckPeriod > 0 {
-			e.full = newFullCheck(cfg, checker, timeout, clock, observer)
+			e.full = newFullCheck(cfg, checker, mon, observer)
 		}
 	}
 	if cfg.Source != nil {

@@ -46,7 +46,7 @@ func newEvidenceRig(t *testing.T, cfg Evidence, withProbe bool) *evidenceRig {
 		t.Fatal(err)
 	}
 	clock := clockwork.NewFakeClockAt(evidenceEpoch)
-	r := &evidenceRig{t: t, clock: clock, src: src, ev: newEvidence(cfg, check.Func(func(context.Context) error { return nil }), time.Second, clock, ObserverFuncs{})}
+	r := &evidenceRig{t: t, clock: clock, src: src, ev: newEvidence(cfg, check.Func(func(context.Context) error { return nil }), Config{Clock: clock, Timeouts: Ladder{time.Second}}, ObserverFuncs{})}
 	r.ev.counters.sample()
 	return r
 }

@@ -34,6 +34,7 @@ type fullCheck struct {
 	period   time.Duration
 	interval time.Duration // how soon to look again while the probes do not pass
 	timeout  time.Duration
+	via      string
 	checker  check.Checker
 	clock    clockwork.Clock
 	observer Observer
@@ -53,9 +54,11 @@ type fullCheck struct {
 	lastErr  error
 }
 
-func newFullCheck(cfg Evidence, checker check.Checker, timeout time.Duration, clock clockwork.Clock, observer Observer) *fullCheck {
-	return &fullCheck{period: cfg.FullCheckPeriod, interval: cfg.Interval, timeout: timeout, checker: checker, clock: clock, observer: observer,
-		wake: make(chan struct{}, 1)}
+// newFullCheck returns the full check of checker in the monitor's mon,
+// bounded by its check timeout (Timeouts[0]).
+func newFullCheck(cfg Evidence, checker check.Checker, mon Config, observer Observer) *fullCheck {
+	return &fullCheck{period: cfg.FullCheckPeriod, interval: cfg.Interval, timeout: mon.Timeouts[0], via: mon.Via,
+		checker: checker, clock: mon.Clock, observer: observer, wake: make(chan struct{}, 1)}
 }
 
 // run runs the full check whenever one is due while probesPass reports
@@ -102,7 +105,7 @@ func (f *fullCheck) runOnce(ctx context.Context) {
 	if ctxend.Ended(ctx) {
 		return // shutting down: no outcome
 	}
-	r := Result{Source: SourceFull, Start: start, Duration: f.clock.Since(start), Err: err, TimedOut: timedOut}
+	r := Result{Source: SourceFull, Start: start, Duration: f.clock.Since(start), Err: err, TimedOut: timedOut, Via: f.via}
 	if timedOut {
 		r.Err = fmt.Errorf("timed out after %v: %w", f.timeout, err)
 	}

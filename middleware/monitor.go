@@ -62,7 +62,7 @@ func New(checker check.Checker, cfg Config) (*Monitor, error) {
 		state:   newStateStore(cfg.Mode, cfg.FailureThreshold, cfg.Observer),
 	}
 	if cfg.Evidence != nil {
-		m.evidence = newEvidence(*cfg.Evidence, checker, cfg.Timeouts[0], cfg.Clock, cfg.Observer)
+		m.evidence = newEvidence(*cfg.Evidence, checker, cfg, cfg.Observer)
 	}
 	return m, nil
 }
@@ -353,7 +353,7 @@ func (m *Monitor) decide(ctx context.Context, start time.Time, src Source, check
 	var v verdict
 	if m.evidence != nil {
 		if v = m.evidence.await(ctx); v.ok {
-			r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: v.err, Evidence: v.text}
+			r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: v.err, Evidence: v.text, Via: m.cfg.Via}
 			if v.err != nil {
 				r.Evidence = v.err.Error()
 			}
@@ -368,7 +368,7 @@ func (m *Monitor) decide(ctx context.Context, start time.Time, src Source, check
 	} else {
 		err = m.activeCheck(ctx, checker)
 	}
-	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err}
+	r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: err, Via: m.cfg.Via}
 	if err != nil && ctxend.Ended(ctx) {
 		st := stopped()
 		r.Abandoned = !st.record

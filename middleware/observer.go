@@ -56,6 +56,8 @@ type Result struct {
 	// active check (Config.Evidence): the light probe's answer, its
 	// silence, or the counters' sending into silence.
 	Evidence string
+	// Via is the interface the check went through (Config.Via), or "".
+	Via string
 }
 
 // Passed reports whether the check passed.

@@ -58,6 +58,9 @@ type checkJSON struct {
 	// DecidedBy is "evidence" when proof of life decided the check
 	// (Config.Evidence), "active" when a check ran.
 	DecidedBy string `json:"decidedBy,omitempty"`
+	// ComponentID is the draft's name of the component checked: the
+	// interface the check went through (Config.Via).
+	ComponentID string `json:"componentId,omitempty"`
 }
 
 // The keys of the checks in the JSON response: the check, and the light
@@ -111,6 +114,9 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(rep.code)
 		text := rep.text
+		if r := rep.result; r != nil && r.Via != "" {
+			text += " [via " + r.Via + "]"
+		}
 		for _, key := range slices.Sorted(maps.Keys(rep.warnings)) {
 			text += "; warning: " + rep.warnings[key]
 		}
@@ -143,6 +149,7 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 			ObservedUnit:        "ms",
 			Source:              r.Source.String(),
 			ConsecutiveFailures: rep.snap.ConsecutiveFailures,
+			ComponentID:         r.Via,
 		}
 		ms := float64(r.Duration) / float64(time.Millisecond)
 		c.ObservedValue = &ms

@@ -20,6 +20,9 @@ func NewSlogObserver(l *slog.Logger) Observer {
 		},
 		OnCheckFinished: func(r Result) {
 			attrs := []any{"source", r.Source.String(), "duration", r.Duration, "decided_by", r.DecidedBy()}
+			if r.Via != "" {
+				attrs = append(attrs, "via", r.Via)
+			}
 			if r.Evidence != "" && r.Err == nil {
 				attrs = append(attrs, "evidence", r.Evidence)
 			}

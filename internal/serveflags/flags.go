@@ -58,6 +58,11 @@ type Flags struct {
 	LightProbe                string
 	evidenceIface, evidenceWG string
 	evidence                  middleware.Evidence
+	// bindIface is --bind-iface: the tunnel's interface, for every check,
+	// when no evidence flag names it. fullCheckPeriod is
+	// --full-check-period, 0 for never.
+	bindIface       string
+	fullCheckPeriod time.Duration
 
 	// Logs: see RegisterLog.
 	logFormat string
@@ -86,6 +91,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 		"counters are read: a window of sending into silence fails a check at once; what arrives never passes one")
 	fs.Var(cliflag.String(&f.evidenceWG, cliflag.InterfaceName), "evidence-wireguard", "the same from the WireGuard `device`'s peers, read through wgctrl (kernel or userspace);\n"+
 		"--metrics then also exports each peer's handshake age")
+	fs.Var(cliflag.String(&f.bindIface, cliflag.InterfaceName), "bind-iface", "the tunnel's network `interface` (wg0, tun0) every check and the light probe go through, bound to it and\n"+
+		"only to destinations the kernel routes through it, without reading its counters; --evidence-iface and\n"+
+		"--evidence-wireguard bind to theirs already")
 	fs.BoolVar(&f.Server.Metrics, "metrics", false, "also serve Prometheus metrics at "+server.MetricsPath+" on the same listener (names in docs/deployment.md)")
 }
 
@@ -156,6 +164,9 @@ func (f *Flags) registerEvidence(fs *flag.FlagSet) {
 		"--loss-window; 0 reports the loss only")
 	fs.Var(cliflag.MinDuration(&e.LossWindow, middleware.DefaultLossWindow, middleware.MinEvidenceDuration), "loss-window",
 		"`duration` over which the light probes' loss and round trip are measured and reported")
+	fs.Var(cliflag.Duration(&f.fullCheckPeriod, middleware.DefaultFullCheckPeriod, true), "full-check-period",
+		"while the light probe passes checks, how often the --target check still runs through the tunnel (`duration`):\n"+
+			"two failures in a row fail checks although the probe is answered; 0 never runs it")
 }
 
 // RegisterLog registers the logging flags.
@@ -201,13 +212,17 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 	if given["evidence-iface"] && given["evidence-wireguard"] {
 		return server.Config{}, errors.New("--evidence-iface and --evidence-wireguard exclude each other: give one")
 	}
+	iface, err := f.tunnelIface()
+	if err != nil {
+		return server.Config{}, err
+	}
+	cfg.Monitor.Via = iface
 	var src middleware.CounterSource
-	var probeDialer check.Dialer // nil: the host's routes
 	switch {
 	case f.evidenceIface != "":
-		src, probeDialer = middleware.InterfaceCounters(f.evidenceIface), check.BoundDialer(f.evidenceIface)
+		src = middleware.InterfaceCounters(f.evidenceIface)
 	case f.evidenceWG != "":
-		src, probeDialer = &wgstats.Device{Name: f.evidenceWG}, check.BoundDialer(f.evidenceWG)
+		src = &wgstats.Device{Name: f.evidenceWG}
 	}
 	if src != nil {
 		if _, err := src.ReadCounters(); err != nil {
@@ -221,7 +236,7 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 	if f.LightProbe != "" {
 		// Bound to the tunnel's interface when serve knows it: a tunnel
 		// whose routes went away must not let the probe out another way.
-		p, skipped, err := middleware.ChooseLightProbe(context.Background(), f.LightProbe, probeDialer)
+		p, skipped, err := middleware.ChooseLightProbe(context.Background(), f.LightProbe, f.TunnelDialer())
 		if err != nil {
 			return server.Config{}, fmt.Errorf("invalid value %q for flag --light-probe: %w", f.LightProbe, err)
 		}
@@ -234,6 +249,27 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		return server.Config{}, err
 	}
 	return cfg, nil
+}
+
+// tunnelIface returns the tunnel's interface the flags name (--bind-iface,
+// --evidence-iface or --evidence-wireguard), or "" for none. An error is a
+// usage error.
+func (f *Flags) tunnelIface() (string, error) {
+	evidence := cmp.Or(f.evidenceIface, f.evidenceWG)
+	if f.bindIface != "" && evidence != "" && f.bindIface != evidence {
+		return "", fmt.Errorf("--bind-iface %s and the evidence's interface %s differ: every check goes through the tunnel's one interface", f.bindIface, evidence)
+	}
+	return cmp.Or(f.bindIface, evidence), nil
+}
+
+// TunnelDialer returns the dialer of every check and of the light probe:
+// bound to the tunnel's interface when the flags name it, so that a check
+// proves the tunnel or nothing; nil (the host's routes) otherwise.
+func (f *Flags) TunnelDialer() check.Dialer {
+	if iface, err := f.tunnelIface(); err == nil && iface != "" {
+		return check.BoundDialer(iface)
+	}
+	return nil
 }
 
 // healRequests returns the --heal-http requests with the --heal-header
@@ -276,7 +312,7 @@ func (f *Flags) SetEvidence(cfg *server.Config, probe *middleware.LightProbe, sr
 // without a source are a usage error.
 func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource, given map[string]bool) error {
 	if probe == nil && src == nil {
-		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window"} {
+		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window", "full-check-period"} {
 			if given[name] && !given["evidence"] { // the lab roles' --evidence sets its own
 				return fmt.Errorf("--%s shapes the evidence, and none is configured (--light-probe, --evidence-iface)", name)
 			}
@@ -284,7 +320,7 @@ func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, sr
 		return nil
 	}
 	if probe == nil {
-		for _, name := range []string{"light-probe-timeout", "max-loss", "loss-window"} {
+		for _, name := range []string{"light-probe-timeout", "max-loss", "loss-window", "full-check-period"} {
 			if given[name] {
 				return fmt.Errorf("--%s shapes the light probes: give --light-probe too", name)
 			}
@@ -294,11 +330,17 @@ func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, sr
 	switch { // each flag is in range: see registerEvidence
 	case ev.Interval > ev.Window:
 		return fmt.Errorf("--evidence-interval %v is longer than --evidence-window %v: a window must hold a probe", ev.Interval, ev.Window)
+	case f.fullCheckPeriod > 0 && f.fullCheckPeriod < ev.Window:
+		return fmt.Errorf("--full-check-period %v is shorter than --evidence-window %v: the probes would no longer spare the check", f.fullCheckPeriod, ev.Window)
 	case ev.MaxLoss > 0 && ev.LossWindow < middleware.MinLossSample*ev.Interval:
 		return fmt.Errorf("--loss-window %v holds fewer than the %d probes --max-loss needs, one every --evidence-interval %v",
 			ev.LossWindow, middleware.MinLossSample, ev.Interval)
 	}
 	ev.Probe, ev.Source = probe, src
+	ev.FullCheckPeriod = f.fullCheckPeriod
+	if ev.FullCheckPeriod == 0 {
+		ev.FullCheckPeriod = -1 // --full-check-period 0: never
+	}
 	cfg.Monitor.Evidence = &ev
 	return nil
 }
@@ -338,11 +380,12 @@ func (f *Flags) BuildChecks(dialer check.Dialer) ([]check.Checker, error) {
 
 // NewServer returns the health server serve runs, logging to w: the
 // checks of the targets (any one passing), configured as the flags of fs
-// ask, or as the upstream preset with its small check through the host
-// network, reaping orphans when the process is PID 1. An error is a usage
-// error.
+// ask, or as the upstream preset, every check through the tunnel's
+// interface when the flags name one (see TunnelDialer), reaping orphans
+// when the process is PID 1. An error is a usage error.
 func (f *Flags) NewServer(fs *flag.FlagSet, w io.Writer) (*server.Server, server.Config, error) {
-	checks, err := f.BuildChecks(nil)
+	dialer := f.TunnelDialer()
+	checks, err := f.BuildChecks(dialer)
 	if err != nil {
 		return nil, server.Config{}, err
 	}
@@ -355,7 +398,7 @@ func (f *Flags) NewServer(fs *flag.FlagSet, w io.Writer) (*server.Server, server
 	// heals are its only children.
 	cfg.Reap = os.Getpid() == 1
 	dnsServer := cmp.Or(f.dnsServer, preset.UpstreamEchoTargets[0])
-	f.ApplyPreset(&cfg, preset.UpstreamSmall(nil, dnsServer, f.echoTargets.Values...), checks...)
+	f.ApplyPreset(&cfg, preset.UpstreamSmall(dialer, dnsServer, f.echoTargets.Values...), checks...)
 	checker := checks[0] // several pass when any one does
 	if len(checks) > 1 {
 		checker = check.AnyOf(checks...)

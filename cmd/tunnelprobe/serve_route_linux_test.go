@@ -1,0 +1,159 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+)
+
+// uplink gives the near side a second way to the far side, vup
+// (10.78.0.1 to 10.78.0.2), as a host's own uplink beside its tunnel.
+func (f farSide) uplink(t *testing.T) {
+	t.Helper()
+	netnstest.IP(t, "-n", f.near, "link", "add", "vup", "type", "veth", "peer", "name", "vupfar", "netns", f.far)
+	netnstest.IP(t, "-n", f.near, "addr", "add", "10.78.0.1/24", "dev", "vup")
+	netnstest.IP(t, "-n", f.far, "addr", "add", "10.78.0.2/24", "dev", "vupfar")
+	netnstest.IP(t, "-n", f.near, "link", "set", "vup", "up")
+	netnstest.IP(t, "-n", f.far, "link", "set", "vupfar", "up")
+}
+
+// stallingListener accepts TCP connections on the far side at addr and
+// holds them without a byte, as a path that carries SYNs and small
+// packets but not the data a TLS handshake needs, until the test ends.
+func (f farSide) stallingListener(t *testing.T, addr string) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	netnstest.Run(t, f.far, func() { ln, err = net.Listen("tcp", addr) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	held.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		held.Wait()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+}
+
+// With the tunnel's interface named, the active check goes through it or
+// fails: a tunnel that is down fails the check although the host's own
+// uplink still reaches the target, and the answers name the interface.
+func TestServeChecksGoThroughTheTunnel(t *testing.T) {
+	f := newFarSide(t)
+	f.uplink(t)
+	f.farListener(t, ":8443")
+	s := f.serve(t, "--bind-iface", "vnear", "--check", "tcp", "--target", "10.77.0.2:8443")
+	if code, body := s.get(t, "/check/"); code != http.StatusOK || body != "pass [via vnear]\n" {
+		t.Fatalf("through the tunnel: %d %q", code, body)
+	}
+	if _, js := s.get(t, "/check/?format=json"); !strings.Contains(js, `"componentId": "vnear"`) {
+		t.Errorf("JSON does not name the interface:\n%s", js)
+	}
+	// The tunnel goes down; the host's uplink still routes to the target.
+	netnstest.IP(t, "-n", f.near, "link", "set", "vnear", "down")
+	netnstest.IP(t, "-n", f.near, "route", "add", "10.77.0.2/32", "via", "10.78.0.2", "dev", "vup")
+	unbound := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:8443")
+	if code, body := unbound.get(t, "/check/"); code != http.StatusOK {
+		t.Fatalf("unbound, by the uplink: %d %q; the test's second route does not work", code, body)
+	}
+	code, body := s.get(t, "/check/")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "vnear") {
+		t.Errorf("bound, tunnel down: %d %q; want a failure naming vnear", code, body)
+	}
+}
+
+// A probe sent bound to the tunnel's interface after the route through it
+// was deleted goes out on-link and is answered: it proves nothing, the
+// state says so, and the check is the active check's, which fails as the
+// users' traffic does. The interface's own address is refused at start.
+func TestServeDeletedRouteMakesTheProbeProveNothing(t *testing.T) {
+	f := newFarSide(t)
+	f.farListener(t, "10.77.0.2:8443")
+	netnstest.Run(t, f.near, func() { allowPing(t) })
+	s := f.serve(t, "--evidence-iface", "vnear", "--light-probe", "icmp://10.77.0.2", "--check", "tcp", "--target", "10.77.0.2:8443")
+	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "evidence" {
+		t.Fatalf("before: %d %s %q", code, by, out)
+	}
+	netnstest.IP(t, "-n", f.near, "route", "del", "10.77.0.0/24", "dev", "vnear")
+	by, out := s.untilFails(t)
+	if by != "active" || !strings.Contains(out, "no route through vnear to 10.77.0.2") {
+		t.Errorf("route deleted: %s %q, want the active check's failure: no route through vnear", by, out)
+	}
+	if _, js := s.get(t, "/?format=json"); !strings.Contains(js, `"tunnel:light-probe"`) || !strings.Contains(js, "no route through vnear to 10.77.0.2") {
+		t.Errorf("the status does not say why the probe proves nothing:\n%s", js)
+	}
+	s.neverPasses(t, "route deleted", 4)
+
+	out2, err := exec.Command("ip", "netns", "exec", f.near, builtBinary(t), "serve", "--listen", "127.0.0.1:0",
+		"--evidence-iface", "vnear", "--light-probe", "10.77.0.1").CombinedOutput()
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out2), "--light-probe") || !strings.Contains(string(out2), "an address of this host's interface vnear") {
+		t.Errorf("the interface's own address: exit %d, %s; want 2 naming the flag and why", code, out2)
+	}
+}
+
+// A far side that answers the light probe but carries no TLS handshake
+// fails checks within two full-check periods, saying so, while the probes
+// are still answered.
+func TestServeFullCheckCatchesWhatTheProbesMiss(t *testing.T) {
+	f := newFarSide(t)
+	f.stallingListener(t, "10.77.0.2:443")
+	netnstest.Run(t, f.near, func() { allowPing(t) })
+	const period = 3 * time.Second
+	s := f.serve(t, "--evidence-iface", "vnear", "--light-probe", "icmp://10.77.0.2", "--target", "10.77.0.2:443", "--tls-insecure",
+		"--timeout", "1s", "--full-check-period", period.String())
+	start := time.Now()
+	by, out := s.untilFails(t)
+	if by != "evidence" || !strings.Contains(out, "the tunnel answers probes but the active check fails") || !strings.Contains(out, "tls 10.77.0.2:443") {
+		t.Errorf("%s %q, want the full check's failure", by, out)
+	}
+	if took := time.Since(start); took > 2*period+2*time.Second {
+		t.Errorf("failed after %v, want within two full-check periods (%v) and the check timeout", took.Round(100*time.Millisecond), 2*period)
+	}
+	if _, js := s.get(t, "/?format=json"); !strings.Contains(js, `"answered"`) || strings.Contains(js, `"answered": 0,`) {
+		t.Errorf("the probes were not answered meanwhile:\n%s", js)
+	}
+}
+
+// exitCode is a finished command's exit code: 0 for a nil error, -1 when
+// it did not run.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(*exec.ExitError); ok {
+		return e.ExitCode()
+	}
+	return -1
+}
+
+// allowPing opens unprivileged ICMP sockets to every group, in the
+// namespace the calling thread is in (run it with netnstest.Run).
+func allowPing(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 2147483647"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
