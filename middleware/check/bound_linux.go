@@ -90,10 +90,11 @@ func (d boundDialer) canBind() error {
 	return bindToDevice(s, d.iface)
 }
 
-// boundPingSocket opens an unprivileged ICMP socket for ip's family bound
-// to iface, as golang.org/x/net/icmp opens its own: a datagram socket of
-// the ICMP protocol, handed to the net package as a file.
-func boundPingSocket(ip netip.Addr, iface string) (net.PacketConn, error) {
+// pingSocket opens an unprivileged ICMP socket for ip's family, bound to
+// iface unless it is empty, as golang.org/x/net/icmp opens its own: a
+// datagram socket of the ICMP protocol, handed to the net package as a
+// file.
+func pingSocket(ip netip.Addr, iface string) (net.PacketConn, error) {
 	family, proto := unix.AF_INET, unix.IPPROTO_ICMP
 	if ip.Is6() {
 		family, proto = unix.AF_INET6, unix.IPPROTO_ICMPV6
@@ -102,15 +103,35 @@ func boundPingSocket(ip netip.Addr, iface string) (net.PacketConn, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	if err := bindToDevice(s, iface); err != nil {
-		unix.Close(s)
-		return nil, err
-	}
-	if err := routesThrough(ip, iface); err != nil {
-		unix.Close(s)
-		return nil, err
+	if iface != "" {
+		if err := bindToDevice(s, iface); err != nil {
+			unix.Close(s)
+			return nil, err
+		}
+		if err := routesThrough(ip, iface); err != nil {
+			unix.Close(s)
+			return nil, err
+		}
 	}
 	f := os.NewFile(uintptr(s), "bound icmp")
 	defer f.Close()
 	return net.FilePacketConn(f)
+}
+
+// setProbePMTU makes the socket send with Don't Fragment and ignore the
+// path MTU the kernel learnt (IP_PMTUDISC_PROBE): a probe of the path MTU
+// must be neither fragmented nor refused for a size the path once lacked.
+func setProbePMTU(raw syscall.RawConn, v6 bool) error {
+	var err error
+	cerr := raw.Control(func(fd uintptr) {
+		if v6 {
+			err = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_PROBE)
+			return
+		}
+		err = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_PROBE)
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return os.NewSyscallError("setsockopt IP_MTU_DISCOVER", err)
 }

@@ -4,6 +4,7 @@ package check
 
 import (
 	"errors"
+	"golang.org/x/net/icmp"
 	"net"
 	"net/netip"
 	"syscall"
@@ -17,4 +18,15 @@ func bindControl(string) func(network, address string, c syscall.RawConn) error 
 
 func (boundDialer) canBind() error { return errNoBind }
 
-func boundPingSocket(netip.Addr, string) (net.PacketConn, error) { return nil, errNoBind }
+func pingSocket(ip netip.Addr, iface string) (net.PacketConn, error) {
+	if iface != "" {
+		return nil, errNoBind
+	}
+	network, laddr := "udp4", "0.0.0.0"
+	if ip.Is6() {
+		network, laddr = "udp6", "::"
+	}
+	return icmp.ListenPacket(network, laddr)
+}
+
+func setProbePMTU(syscall.RawConn, bool) error { return errNoBind }

@@ -49,6 +49,11 @@ type DNSQuery struct {
 	// included, as the upstream VPN client's DNS check does: for its model
 	// (package preset), not for a check that must prove the path.
 	AnyAnswer bool
+	// Size, when positive, pads the query with EDNS(0) padding (RFC 7830)
+	// so that its IP packet (over IPv4: 20 bytes of IP and 8 of UDP
+	// headers) is Size bytes long: a probe of the path MTU, whose small
+	// answer proves the big query arrived. Zero: no padding.
+	Size int
 }
 
 var _ Checker = DNSQuery{}
@@ -64,8 +69,7 @@ func (c DNSQuery) Check(ctx context.Context) error {
 	var idb [2]byte
 	_, _ = rand.Read(idb[:])
 	id := binary.BigEndian.Uint16(idb[:])
-	msg := dnsmessage.Message{Header: dnsmessage.Header{ID: id, RecursionDesired: true}, Questions: []dnsmessage.Question{q}}
-	query, err := msg.Pack()
+	query, err := packQuery(id, q, c.Size)
 	if err != nil {
 		return fail("query", err)
 	}
@@ -94,6 +98,37 @@ func (c DNSQuery) Check(ctx context.Context) error {
 		}
 		return fail("answer", fmt.Errorf("%w: %s, which any resolver on the way gives whatever the path beyond it", ErrAnswerProvesNothing, rcodeName(rcode)))
 	}
+}
+
+// ednsPadding is the EDNS(0) option code of padding (RFC 7830).
+const ednsPadding = 12
+
+// packQuery packs the query id asking q, padded to an IP packet of size
+// bytes when size is positive.
+func packQuery(id uint16, q dnsmessage.Question, size int) ([]byte, error) {
+	msg := dnsmessage.Message{Header: dnsmessage.Header{ID: id, RecursionDesired: true}, Questions: []dnsmessage.Question{q}}
+	if size <= 0 {
+		return msg.Pack()
+	}
+	pad := func(n int) ([]byte, error) {
+		var opt dnsmessage.Resource
+		if err := opt.Header.SetEDNS0(1232, dnsmessage.RCodeSuccess, false); err != nil {
+			return nil, err
+		}
+		opt.Body = &dnsmessage.OPTResource{Options: []dnsmessage.Option{{Code: ednsPadding, Data: make([]byte, n)}}}
+		msg.Additionals = []dnsmessage.Resource{opt}
+		return msg.Pack()
+	}
+	bare, err := pad(0)
+	if err != nil {
+		return nil, err
+	}
+	const headers = 20 + 8 // IPv4 and UDP
+	n := size - headers - len(bare)
+	if n < 0 || size > 65535 {
+		return nil, fmt.Errorf("size %d is not between %d and 65535 bytes", size, headers+len(bare))
+	}
+	return pad(n)
 }
 
 // ErrAnswerProvesNothing is wrapped by the error of a [DNSQuery] answered

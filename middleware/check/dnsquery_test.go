@@ -1,11 +1,13 @@
 package check_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 
@@ -112,5 +114,36 @@ func TestDNSQueryFreshLabelAsksANewNameEachTime(t *testing.T) {
 	}
 	if len(names) != 3 {
 		t.Errorf("asked %v, want 3 queries", names)
+	}
+}
+
+// A padded query's IP packet is as big as asked: EDNS(0) padding fills it.
+func TestDNSQuerySizePadsTheQuery(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	got := make(chan int, 1)
+	go func() {
+		buf := make([]byte, 2000)
+		n, _, err := pc.ReadFrom(buf)
+		if err == nil {
+			got <- n
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_ = check.DNSQuery{Server: pc.LocalAddr().String(), FreshLabel: true, Size: 1400}.Check(ctx)
+	select {
+	case n := <-got:
+		if n+28 != 1400 {
+			t.Errorf("the query's IP packet is %d bytes, want 1400", n+28)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no query arrived")
+	}
+	if err := (check.DNSQuery{Server: pc.LocalAddr().String(), Size: 40}).Check(ctx); err == nil || !strings.Contains(err.Error(), "size 40") {
+		t.Errorf("a size below the query's own: %v", err)
 	}
 }

@@ -48,7 +48,19 @@ type ICMP struct {
 	Address string
 	// Dialer carries the echo; nil means the host's ICMP socket.
 	Dialer Dialer
+	// Size, when positive, is the size of the echo request's IP packet,
+	// headers included (20 bytes of IPv4 or 40 of IPv6, and 8 of ICMP),
+	// padded with random data: a probe of the path MTU. On a socket of
+	// this host's (no Dialer, or a BoundDialer) it is sent with Don't
+	// Fragment whatever MTU the kernel learnt for the path, so that a
+	// path that cannot carry it drops it (or, on the first hop, refuses
+	// it) rather than fragment it. Zero: 16 bytes of data, 44 in all.
+	Size int
 }
+
+// MinICMPSize is the least Size of an ICMP check over IPv6: headers and
+// the 16 bytes of data a reply is matched by.
+const MinICMPSize = 40 + 8 + 16
 
 var _ Checker = ICMP{}
 
@@ -64,7 +76,18 @@ func (c ICMP) Check(ctx context.Context) error {
 	defer conn.Close()
 	defer endWithContext(ctx, conn)()
 
-	req := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{Seq: int(echoSeq.Add(1) & 0xffff), Data: make([]byte, 16)}}
+	data, err := c.dataSize(v6)
+	if err != nil {
+		return newStepError(ctx, "icmp", c.Address, "echo", err)
+	}
+	if c.Size > 0 {
+		if df, ok := conn.(interface{ setDontFragment(v6 bool) error }); ok {
+			if err := df.setDontFragment(v6); err != nil {
+				return newStepError(ctx, "icmp", c.Address, "socket", err)
+			}
+		}
+	}
+	req := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{Seq: int(echoSeq.Add(1) & 0xffff), Data: make([]byte, data)}}
 	proto := 1 // ICMP for IPv4
 	if v6 {
 		req.Type, proto = ipv6.ICMPTypeEchoRequest, 58
@@ -78,7 +101,7 @@ func (c ICMP) Check(ctx context.Context) error {
 	if _, err := conn.Write(b); err != nil {
 		return newStepError(ctx, "icmp", c.Address, "echo", err)
 	}
-	buf := make([]byte, 1500)
+	buf := make([]byte, max(1500, 8+data))
 	for {
 		n, err := conn.Read(buf)
 		if err != nil {
@@ -93,6 +116,22 @@ func (c ICMP) Check(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// dataSize returns how many bytes of data make the echo request's IP
+// packet Size bytes long (16 without a Size).
+func (c ICMP) dataSize(v6 bool) (int, error) {
+	if c.Size <= 0 {
+		return 16, nil
+	}
+	headers := 20 + 8
+	if v6 {
+		headers = 40 + 8
+	}
+	if c.Size < headers+16 || c.Size > 65535 {
+		return 0, fmt.Errorf("size %d is not between %d and 65535 bytes", c.Size, headers+16)
+	}
+	return c.Size - headers, nil
 }
 
 // dial opens the echo socket, through the Dialer or the host's, and says
@@ -124,17 +163,7 @@ func (c ICMP) dial(ctx context.Context) (conn net.Conn, v6 bool, err error) {
 // listenHostPing opens an unprivileged ICMP socket towards ip, bound to
 // the interface iface when it is not empty (see BoundDialer).
 func listenHostPing(ip netip.Addr, iface string) (net.Conn, error) {
-	var pc net.PacketConn
-	var err error
-	if iface == "" {
-		network, laddr := "udp4", "0.0.0.0"
-		if ip.Is6() {
-			network, laddr = "udp6", "::"
-		}
-		pc, err = icmp.ListenPacket(network, laddr)
-	} else {
-		pc, err = boundPingSocket(ip, iface)
-	}
+	pc, err := pingSocket(ip, iface)
 	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
 		return nil, fmt.Errorf("%w: the kernel gives unprivileged ICMP sockets only to the groups in net.ipv4.ping_group_range (%s); "+
 			"widen it (sysctl net.ipv4.ping_group_range=\"0 2147483647\"), or check with a DNS query instead", ErrICMPNotPermitted, pingGroupRange())
@@ -161,7 +190,21 @@ type hostPingConn struct {
 }
 
 func (c *hostPingConn) Write(b []byte) (int, error) { return c.WriteTo(b, c.to) }
-func (c *hostPingConn) RemoteAddr() net.Addr        { return c.to }
+
+// setDontFragment makes the socket send with Don't Fragment, whatever MTU
+// the kernel learnt for the path (see ICMP.Size).
+func (c *hostPingConn) setDontFragment(v6 bool) error {
+	sc, ok := c.PacketConn.(syscall.Conn)
+	if !ok {
+		return errors.New("the ICMP socket gives no file descriptor to set Don't Fragment on")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return setProbePMTU(raw, v6)
+}
+func (c *hostPingConn) RemoteAddr() net.Addr { return c.to }
 
 // Read returns the next message from the connection's address.
 func (c *hostPingConn) Read(b []byte) (int, error) {

@@ -115,3 +115,25 @@ func TestBoundDialerFollowsTheKernelsRoutes(t *testing.T) {
 		t.Errorf("the interface's own address: %v, want a refusal", err)
 	}
 }
+
+// A probe of the path MTU is as big as asked and is not fragmented: over a
+// far side whose MTU is lower than ours (a veth drops the bigger frames
+// without a word, as a path that filters ICMP "fragmentation needed"
+// does), an echo of our full MTU is lost while one that fits is answered.
+func TestICMPSizeProbesThePathMTU(t *testing.T) {
+	w := newTwoWays(t)
+	netnstest.IP(t, "-n", w.far, "link", "set", "vtunfar", "mtu", "1300")
+	bound := check.BoundDialer("vtun")
+	for _, tc := range []struct {
+		size     int
+		answered bool
+	}{{0, true}, {1200, true}, {1300, true}, {1310, false}, {1500, false}} { // a veth lets 4 bytes more through, for a VLAN tag
+		err := w.check(t, check.ICMP{Address: "10.79.0.2", Dialer: bound, Size: tc.size})
+		if (err == nil) != tc.answered {
+			t.Errorf("an echo of %d bytes: %v, want answered %v", tc.size, err, tc.answered)
+		}
+	}
+	if err := w.check(t, check.ICMP{Address: "10.79.0.2", Dialer: bound, Size: 30}); err == nil || !strings.Contains(err.Error(), "size 30") {
+		t.Errorf("an echo too small for its headers: %v", err)
+	}
+}
