@@ -2,6 +2,7 @@ package grpchealth
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -106,6 +107,11 @@ func (s *Server) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*
 	res := s.mon.Probe(checkCtx)
 	if ctx.Err() != nil {
 		return nil, s.ended(ctx)
+	}
+	if res.Err != nil && errors.Is(checkCtx.Err(), context.DeadlineExceeded) {
+		// The call's deadline ended the check: its own timer on ctx may
+		// not have fired yet, and the caller asked for an answer by then.
+		return nil, status.FromContextError(context.DeadlineExceeded).Err()
 	}
 	if res.Err != nil {
 		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
