@@ -39,10 +39,13 @@ func (c *Client) SmallCheck() check.Checker {
 
 // LightProbe returns the light probe of the lab's tunnel: an ICMP echo of
 // the server peer's in-tunnel address, which its netstack answers and the
-// link delays, queues and drops like any packet.
+// link delays, queues and drops like any packet; its probes of the path MTU
+// start at the client's tunnel MTU.
 func (l *Lab) LightProbe() middleware.LightProbe { return l.client.LightProbe() }
 
 // LightProbe returns the same through c's tunnel.
 func (c *Client) LightProbe() middleware.LightProbe {
-	return middleware.ICMPProbe(c.cfg.ServerAddr.String(), c)
+	p := middleware.ICMPProbe(c.cfg.ServerAddr.String(), c)
+	p.MTU = func() (int, error) { return c.cfg.MTU, nil }
+	return p
 }

@@ -123,6 +123,20 @@ type Evidence struct {
 	// MinSentBytes is how much must go out unanswered for the counters'
 	// silence rule to fail a check. Zero means DefaultMinSentBytes.
 	MinSentBytes uint64
+	// MTUProbeEvery makes every MTUProbeEvery-th light probe one of the
+	// path MTU, when the probe can size one (LightProbe.Sized and MTU):
+	// at the tunnel interface's MTU, and smaller while those are lost
+	// although small ones are answered, to find the largest size the path
+	// carries (LightProbeStats.PathMTU). Such probes' answers are answers;
+	// their silence is no loss. Zero means DefaultMTUProbeEvery;
+	// negative, never.
+	MTUProbeEvery int
+	// FailOnMTU fails checks while probes of the full MTU have been lost
+	// for a Window although small ones were answered: a path MTU black
+	// hole, in which pings pass and the users' bulk traffic stalls
+	// (ErrPathMTU). Off, the answers only warn of it: a restart rarely
+	// cures a path's MTU.
+	FailOnMTU bool
 	// FullCheckPeriod is how often the monitor's active check still runs
 	// while the light probes pass checks without it, bounded by the check
 	// timeout (Config.Timeouts[0]) and never beside another active check:
@@ -172,6 +186,12 @@ func (e Evidence) withDefaults() (Evidence, error) {
 	}
 	if e.MinSentBytes == 0 {
 		e.MinSentBytes = DefaultMinSentBytes
+	}
+	switch {
+	case e.MTUProbeEvery == 0:
+		e.MTUProbeEvery = DefaultMTUProbeEvery
+	case e.MTUProbeEvery == 1:
+		errs = append(errs, errors.New("evidence: MTUProbeEvery 1 would make every probe one of the path MTU: at least 2, so that small ones tell a lost size from a dead tunnel"))
 	}
 	switch {
 	case e.FullCheckPeriod == 0:

@@ -93,6 +93,10 @@ func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
 		if stats.ProvesNothing != nil {
 			rep.warn(lightProbeName, "evidence: "+errorText(stats.ProvesNothing, m.cfg.HideErrors)+"; the active check decides")
 		}
+		if err := stats.PathMTU.BlackHole; err != nil && !m.cfg.Evidence.FailOnMTU {
+			// Reported, not failed: a restart rarely cures a path's MTU.
+			rep.warn(pathMTUName, errorText(err, m.cfg.HideErrors)+": the users' full-size packets are lost")
+		}
 	}
 	if _, ok, err := m.TrafficCounters(); ok && err != nil {
 		// Evidence the deployment counts on is missing: say so in every

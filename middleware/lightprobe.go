@@ -44,6 +44,16 @@ type LightProbe struct {
 	Target string
 	// Check sends one probe and waits for its answer until ctx ends.
 	Check check.Checker
+	// Sized, when set, sends one probe whose IP packet is size bytes,
+	// not fragmented, and waits for its answer until ctx ends: a probe
+	// of the path MTU (Evidence.MTUProbeEvery). The built-in icmp and
+	// udp-dns probes have one; tcp's SYN cannot be sized.
+	Sized func(ctx context.Context, size int) error
+	// MTU, when set, returns the tunnel interface's MTU, the size the
+	// probes of the path MTU start at. The built-in probes have one
+	// through a check.BoundDialer; a dialer of a tunnel of its own (a
+	// netstack) must say.
+	MTU func() (int, error)
 }
 
 // ICMPProbe echoes host (an address, or a name) through d; nil d is the
@@ -52,7 +62,7 @@ type LightProbe struct {
 // address of this host's interfaces) is not sent to, and the probe fails
 // with an error wrapping ErrProvesNothing.
 func ICMPProbe(host string, d check.Dialer) LightProbe {
-	return LightProbe{Kind: probeICMP, Target: host, Check: probeTarget{kind: probeICMP, host: host, d: d}}
+	return probeTarget{kind: probeICMP, host: host, d: d}.lightProbe(host)
 }
 
 // dnsProbe asks the DNS server at server ("host" or "host:port", port 53
@@ -72,7 +82,7 @@ func tcpProbe(addr string, d check.Dialer) LightProbe {
 func hostPortProbe(kind, addr, defaultPort string, d check.Dialer) LightProbe {
 	addr = hostport.WithDefault(addr, defaultPort)
 	host, port, _ := net.SplitHostPort(addr)
-	return LightProbe{Kind: kind, Target: addr, Check: probeTarget{kind: kind, host: host, port: port, d: d}}
+	return probeTarget{kind: kind, host: host, port: port, d: d}.lightProbe(addr)
 }
 
 // ErrNoLightProbe is wrapped by ChooseLightProbe's error when no kind of

@@ -30,10 +30,33 @@ type probeTarget struct {
 	d    check.Dialer
 }
 
+// lightProbe returns the light probe of t, named target, with a probe of
+// the path MTU when its kind can size one and its dialer names the
+// interface whose MTU it starts at.
+func (t probeTarget) lightProbe(target string) LightProbe {
+	p := LightProbe{Kind: t.kind, Target: target, Check: t}
+	if t.kind != probeTCP {
+		p.Sized = t.sized
+	}
+	if iface, ok := check.BoundInterface(t.d); ok {
+		p.MTU = func() (int, error) {
+			ifc, err := net.InterfaceByName(iface)
+			if err != nil {
+				return 0, err
+			}
+			return ifc.MTU, nil
+		}
+	}
+	return p
+}
+
 // Check resolves the target (a name to its IPv4 addresses, the family its
 // socket was judged in: see ChooseLightProbe), refuses an address that
 // proves nothing, and sends the probe to the address.
-func (t probeTarget) Check(ctx context.Context) error {
+func (t probeTarget) Check(ctx context.Context) error { return t.sized(ctx, 0) }
+
+// sized is Check with a probe whose IP packet is size bytes (0: small).
+func (t probeTarget) sized(ctx context.Context, size int) error {
 	addr, err := t.resolve(ctx)
 	if err != nil {
 		return err
@@ -41,7 +64,7 @@ func (t probeTarget) Check(ctx context.Context) error {
 	if why := provesNothing(addr, check.OnHost(t.d)); why != "" {
 		return fmt.Errorf("%w: %s %s is %s", ErrProvesNothing, t.kind, addr, why)
 	}
-	err = t.checker(addr).Check(ctx)
+	err = t.checker(addr, size).Check(ctx)
 	if errors.Is(err, check.ErrNoRouteThrough) {
 		return fmt.Errorf("%w: %w", ErrProvesNothing, err)
 	}
@@ -66,15 +89,16 @@ func (t probeTarget) resolve(ctx context.Context) (string, error) {
 	return ips[0].String(), nil // LookupNetIP returns an error rather than no address
 }
 
-// checker returns the probe of this kind to addr.
-func (t probeTarget) checker(addr string) check.Checker {
+// checker returns the probe of this kind to addr, of size bytes (0:
+// small; tcp ignores it).
+func (t probeTarget) checker(addr string, size int) check.Checker {
 	switch t.kind {
 	case probeUDPDNS:
-		return check.DNSQuery{Server: net.JoinHostPort(addr, t.port), Dialer: t.d, FreshLabel: true}
+		return check.DNSQuery{Server: net.JoinHostPort(addr, t.port), Dialer: t.d, FreshLabel: true, Size: size}
 	case probeTCP:
 		return check.TCP{Address: net.JoinHostPort(addr, t.port), Dialer: t.d}
 	}
-	return check.ICMP{Address: addr, Dialer: t.d}
+	return check.ICMP{Address: addr, Dialer: t.d, Size: size}
 }
 
 // provesNothing says why an answer from addr could not prove a tunnel

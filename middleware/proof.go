@@ -33,6 +33,10 @@ type LightProbeResult struct {
 	RTT  time.Duration
 	// Err is nil for an answer.
 	Err error
+	// Size is a probe of the path MTU's size, its IP packet's, and PathMTU
+	// what those probes showed after it; zero for a small probe.
+	Size    int
+	PathMTU PathMTUStats
 }
 
 // A LightProbeObserver is told of every light probe's outcome. It is
@@ -61,6 +65,24 @@ type LightProbeStats struct {
 	// is answered by this host itself, or not routed through the tunnel.
 	// They decide nothing, and are neither answers nor losses.
 	ProvesNothing error
+	// PathMTU is what the probes of the path MTU showed; its zero value
+	// when there are none.
+	PathMTU PathMTUStats
+}
+
+// PathMTUStats is what the probes of the path MTU (Evidence.MTUProbeEvery)
+// showed over LossWindow.
+type PathMTUStats struct {
+	// MTU is the tunnel interface's MTU, the size the search starts at;
+	// 0 before the first probe of the path MTU.
+	MTU int
+	// Largest is the largest size answered (the IP packet, headers
+	// included); 0 when none was.
+	Largest int
+	// BlackHole, when not nil, says that probes of the full MTU have been
+	// lost for a Window while smaller ones were answered, with the sizes:
+	// wrapped ErrPathMTU.
+	BlackHole error
 }
 
 // outcome is one ended probe, kept for the stats.
@@ -99,6 +121,9 @@ type proofOfLife struct {
 	// provesNothingAt when it ended; nil when the latest did not.
 	provesNothing   error
 	provesNothingAt time.Time
+	// mtu measures the path MTU with every MTUProbeEvery-th probe; nil
+	// when the probe cannot (no Sized or MTU) or MTUProbeEvery is negative.
+	mtu *pathMTU
 	// changed is closed, and replaced, at every send and every end.
 	changed chan struct{}
 }
@@ -106,6 +131,9 @@ type proofOfLife struct {
 func newProofOfLife(cfg Evidence, clock clockwork.Clock, observer Observer) *proofOfLife {
 	p := &proofOfLife{cfg: cfg, clock: clock, changed: make(chan struct{})}
 	p.observer, _ = observer.(LightProbeObserver)
+	if cfg.Probe.Sized != nil && cfg.Probe.MTU != nil && cfg.MTUProbeEvery > 0 {
+		p.mtu = &pathMTU{every: cfg.MTUProbeEvery}
+	}
 	return p
 }
 
@@ -130,6 +158,13 @@ func (p *proofOfLife) run(ctx context.Context) {
 		next := p.clock.After(p.cfg.Interval)
 		select {
 		case slots <- struct{}{}:
+			if sent, size, big := p.sentBig(); big {
+				inFlight.Go(func() {
+					defer func() { <-slots }()
+					p.probeBig(ctx, sent, size)
+				})
+				break
+			}
 			sent := p.sent()
 			inFlight.Go(func() {
 				defer func() { <-slots }()
@@ -168,6 +203,58 @@ func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
 	}
 }
 
+// sentBig records a probe of the path MTU sent now, and returns when and
+// its size, when one is due; big is false when the next probe is a small
+// one (or the interface's MTU cannot be read).
+func (p *proofOfLife) sentBig() (at time.Time, size int, big bool) {
+	if p.mtu == nil {
+		return time.Time{}, 0, false
+	}
+	p.mu.Lock()
+	due := p.mtu.due()
+	p.mu.Unlock()
+	if !due {
+		return time.Time{}, 0, false
+	}
+	mtu, err := p.cfg.Probe.MTU()
+	if err != nil || mtu <= 0 {
+		return time.Time{}, 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at = p.clock.Now()
+	p.lastSent = at // the sender is alive; the probe's silence counts for nothing
+	return at, p.mtu.next(at, mtu), true
+}
+
+// probeBig runs one probe of the path MTU of size bytes, sent at sent, and
+// records its end: its answer is an answer like any other, its silence
+// no loss (see pathMTU).
+func (p *proofOfLife) probeBig(ctx context.Context, sent time.Time, size int) {
+	probeCtx, cancel := clockwork.WithTimeout(ctx, p.clock, p.cfg.ProbeTimeout)
+	err := safely.Call(probeCtx, func(ctx context.Context) error { return p.cfg.Probe.Sized(ctx, size) }, check.ErrPanicked)
+	if err == nil && ctxend.Ended(probeCtx) {
+		err = fmt.Errorf("no answer within %v", p.cfg.ProbeTimeout)
+	}
+	cancel()
+	if ctxend.Ended(ctx) {
+		return
+	}
+	p.mu.Lock()
+	end := p.clock.Now()
+	if err == nil && (p.answersFrom.IsZero() || sent.After(p.answersFrom)) {
+		p.mtu.answered(sent, end)
+		p.answerLocked(sent, end)
+	}
+	mtu := p.mtuStatsLocked(end)
+	p.notify()
+	p.mu.Unlock()
+	if p.observer != nil {
+		p.observer.LightProbeFinished(LightProbeResult{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: sent, RTT: end.Sub(sent), Err: err,
+			Size: size, PathMTU: mtu})
+	}
+}
+
 // sent records a probe sent now, and returns when.
 func (p *proofOfLife) sent() time.Time {
 	p.mu.Lock()
@@ -195,24 +282,8 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 		p.notify()
 		return end
 	}
-	if err == nil && end.After(p.lastAnswer) {
-		// The probes sent before this answer arrived, still out, no
-		// longer count as unanswered, though the answer proves the way
-		// out only up to when its own probe left: behind a queue their
-		// answers come an Interval apart, and a rule that waited for each
-		// would call a working tunnel with a queue longer than the Window
-		// dead. The price: a tunnel that dies one way is detected a
-		// queue's delay later, when the answers already on their way have
-		// arrived.
-		if p.lastAnswer.IsZero() || end.Sub(p.lastAnswer) >= p.cfg.Window {
-			// The first answer ever, or after a silence that failed
-			// checks: the tunnel is up, or came back, restarted by
-			// whoever it was, and the loss while it was not says
-			// nothing of its quality now.
-			p.forgetLossLocked(sent)
-		}
-		p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0
-		p.answered, p.provesNothing = true, nil
+	if err == nil {
+		p.answerLocked(sent, end)
 	}
 	if !sent.Before(p.lossFrom) {
 		p.ended = append(p.ended, outcome{sent: sent, rtt: end.Sub(sent), answered: err == nil})
@@ -220,6 +291,32 @@ func (p *proofOfLife) end(sent time.Time, err error) time.Time {
 	p.prune(end)
 	p.notify()
 	return end
+}
+
+// answerLocked records an answer, at end, to the probe sent at sent.
+// Called with mu held.
+func (p *proofOfLife) answerLocked(sent, end time.Time) {
+	if p.mtu != nil {
+		p.mtu.laterAnswered(sent, end)
+	}
+	if !end.After(p.lastAnswer) {
+		return
+	}
+	// The probes sent before this answer arrived, still out, no longer
+	// count as unanswered, though the answer proves the way out only up
+	// to when its own probe left: behind a queue their answers come an
+	// Interval apart, and a rule that waited for each would call a working
+	// tunnel with a queue longer than the Window dead. The price: a tunnel
+	// that dies one way is detected a queue's delay later, when the
+	// answers already on their way have arrived.
+	if p.lastAnswer.IsZero() || end.Sub(p.lastAnswer) >= p.cfg.Window {
+		// The first answer ever, or after a silence that failed checks:
+		// the tunnel is up, or came back, restarted by whoever it was,
+		// and the loss while it was not says nothing of its quality now.
+		p.forgetLossLocked(sent)
+	}
+	p.lastAnswer, p.firstUnanswered, p.unanswered = end, time.Time{}, 0
+	p.answered, p.provesNothing = true, nil
 }
 
 // void records the end, now, of a probe that could prove nothing (err
@@ -234,6 +331,14 @@ func (p *proofOfLife) void(err error) time.Time {
 	p.firstUnanswered, p.unanswered = time.Time{}, 0
 	p.notify()
 	return end
+}
+
+// mtuStatsLocked returns the path MTU's stats at now. Called with mu held.
+func (p *proofOfLife) mtuStatsLocked(now time.Time) PathMTUStats {
+	if p.mtu == nil {
+		return PathMTUStats{}
+	}
+	return PathMTUStats{MTU: p.mtu.mtu, Largest: p.mtu.largest(), BlackHole: p.mtu.blackHole(now, p.cfg.Window)}
 }
 
 // forgetTunnel forgets the tunnel as it was before a heal that ended now:
@@ -261,9 +366,13 @@ func (p *proofOfLife) forgetLossLocked(from time.Time) {
 	p.lossFrom = from
 }
 
-// prune drops the outcomes older than LossWindow. Called with mu held.
+// prune drops the outcomes older than LossWindow, and the probes of the
+// path MTU out for longer than ProbeTimeout. Called with mu held.
 func (p *proofOfLife) prune(now time.Time) {
 	start := now.Add(-p.cfg.LossWindow)
+	if p.mtu != nil {
+		p.mtu.expire(now.Add(-p.cfg.ProbeTimeout), start)
+	}
 	drop := 0
 	for drop < len(p.ended) && p.ended[drop].sent.Add(p.ended[drop].rtt).Before(start) {
 		drop++
@@ -299,6 +408,11 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 	if p.lastAnswer.After(p.answersFrom) && now.Sub(p.lastAnswer) < p.cfg.Window {
 		if err := p.lossError(now); err != nil {
 			return verdict{ok: true, err: err}
+		}
+		if p.mtu != nil && p.cfg.FailOnMTU {
+			if err := p.mtu.blackHole(now, p.cfg.Window); err != nil {
+				return verdict{ok: true, err: err}
+			}
 		}
 		return verdict{ok: true, text: fmt.Sprintf("proof of life: %s %s answered %v ago",
 			probe.Kind, probe.Target, roundSeconds(now.Sub(p.lastAnswer)))}
@@ -365,7 +479,8 @@ func (p *proofOfLife) stats() LightProbeStats {
 }
 
 func (p *proofOfLife) statsLocked() LightProbeStats {
-	s := LightProbeStats{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: len(p.ended), LastAnswer: p.lastAnswer, ProvesNothing: p.provesNothing}
+	s := LightProbeStats{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: len(p.ended), LastAnswer: p.lastAnswer, ProvesNothing: p.provesNothing,
+		PathMTU: p.mtuStatsLocked(p.clock.Now())}
 	var rtts []time.Duration
 	for _, o := range p.ended {
 		if o.answered {

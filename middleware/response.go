@@ -38,6 +38,11 @@ type lightProbeJSON struct {
 	Sent       int    `json:"sent"`
 	Answered   int    `json:"answered"`
 	LastAnswer string `json:"lastAnswer,omitempty"`
+	// PathMTU is the largest IP packet a probe of the path MTU got an
+	// answer for over the loss window, MTU the interface's; both absent
+	// without such probes.
+	PathMTU *int `json:"pathMTU,omitempty"`
+	MTU     int  `json:"mtu,omitempty"`
 }
 
 // healingJSON describes the heal that runs now.
@@ -73,6 +78,7 @@ const (
 	probeLossName  = "tunnel:probe-loss"
 	countersName   = "tunnel:counters"
 	lightProbeName = "tunnel:light-probe"
+	pathMTUName    = "tunnel:path-mtu"
 	unrecordedName = "tunnel:unrecorded"
 )
 
@@ -184,6 +190,9 @@ func (rep reply) writeProbe(body *healthJSON, p LightProbeStats) {
 	body.LightProbe = &lightProbeJSON{Kind: p.Kind, Target: p.Target, Sent: p.Sent, Answered: p.Answered}
 	if !p.LastAnswer.IsZero() {
 		body.LightProbe.LastAnswer = p.LastAnswer.UTC().Format(time.RFC3339Nano)
+	}
+	if m := p.PathMTU; m.MTU > 0 {
+		body.LightProbe.PathMTU, body.LightProbe.MTU = &m.Largest, m.MTU
 	}
 	if body.Checks == nil {
 		body.Checks = map[string][]checkJSON{}

@@ -11,9 +11,13 @@ import (
 // (failures at warn), state changes at info (unhealthy at warn), heals at
 // warn when they start and end (failed heals at error), light probes at
 // debug level, and at warn when they start to prove nothing
-// (ErrProvesNothing), at info when they count again.
+// (ErrProvesNothing), at info when they count again; the probes of the
+// path MTU at info when the largest size answered changes, at warn when a
+// black hole starts.
 func NewSlogObserver(l *slog.Logger) Observer {
-	var refusal provesNothingLog
+	var refusal changeLog[string]
+	var blackHole changeLog[bool]
+	var pathMTU changeLog[int]
 	return ObserverFuncs{
 		OnCheckStarted: func(s CheckStart) {
 			l.Debug("check started", "source", s.Source.String(), "timeout", s.Timeout)
@@ -49,7 +53,26 @@ func NewSlogObserver(l *slog.Logger) Observer {
 		},
 		OnLightProbe: func(r LightProbeResult) {
 			attrs := []any{"kind", r.Kind, "target", r.Target, "rtt", r.RTT}
-			if refusal.changed(r.Err) {
+			if r.Size > 0 {
+				// A probe of the path MTU: what they show is said when it
+				// changes.
+				if m := r.PathMTU; pathMTU.changed(m.Largest) {
+					l.Info("path MTU measured", "kind", r.Kind, "target", r.Target, "largest_answered", m.Largest, "interface_mtu", m.MTU)
+				}
+				if hole := r.PathMTU.BlackHole; blackHole.changed(hole != nil) {
+					if hole != nil {
+						l.Warn("path MTU black hole: the users' full-size packets are lost", append(attrs, "err", hole)...)
+					} else {
+						l.Info("path MTU black hole ended", append(attrs, "path_mtu", r.PathMTU.Largest)...)
+					}
+				}
+				return
+			}
+			why := ""
+			if errors.Is(r.Err, ErrProvesNothing) {
+				why = r.Err.Error()
+			}
+			if (r.Err == nil || why != "") && refusal.changed(why) {
 				// Said once when it starts and when it ends, not four
 				// times a second.
 				if r.Err != nil {
@@ -74,25 +97,20 @@ func NewSlogObserver(l *slog.Logger) Observer {
 	}
 }
 
-// provesNothingLog remembers why the light probe last proved nothing, so
-// that the log says it when it starts, changes and ends.
-type provesNothingLog struct {
+// changeLog remembers the last value of something the log says only when
+// it changes (why the light probe proves nothing, a black hole), not four
+// times a second.
+type changeLog[T comparable] struct {
 	mu   sync.Mutex
-	last string
+	last T
 }
 
-// changed reports whether err, a light probe's outcome, starts, changes or
-// ends a spell of probes that prove nothing.
-func (p *provesNothingLog) changed(err error) bool {
-	why := ""
-	if errors.Is(err, ErrProvesNothing) {
-		why = err.Error()
-	} else if err != nil {
-		return false // an unanswered probe neither starts nor ends one
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	changed := why != p.last
-	p.last = why
+// changed records v and reports whether it differs from the last one (at
+// first, from T's zero value).
+func (c *changeLog[T]) changed(v T) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	changed := v != c.last
+	c.last = v
 	return changed
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -155,5 +156,69 @@ func allowPing(t *testing.T) {
 	t.Helper()
 	if err := os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 2147483647"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Over a far side whose MTU is lower than the tunnel interface's (a veth
+// drops the bigger frames without a word, as a path that filters ICMP
+// "fragmentation needed" does), the small probes are answered and the
+// full-size ones are not: the answers, the JSON and the metrics give the
+// path MTU and say "path MTU black hole" with both sizes; the check fails
+// on it only with --fail-on-mtu.
+func TestServeReportsAnMTUBlackHole(t *testing.T) {
+	f := newFarSide(t)
+	f.farListener(t, "10.77.0.2:8443")
+	netnstest.IP(t, "-n", f.far, "link", "set", "vfar", "mtu", "1300")
+	netnstest.Run(t, f.near, func() { allowPing(t) })
+	args := []string{"--evidence-iface", "vnear", "--light-probe", "icmp://10.77.0.2", "--check", "tcp", "--target", "10.77.0.2:8443", "--metrics"}
+	s := f.serve(t, args...)
+	deadline := time.Now().Add(30 * time.Second)
+	poll := time.NewTicker(250 * time.Millisecond) // as a prober asks, in real time
+	defer poll.Stop()
+	var body string
+	for {
+		var code int
+		code, body = s.get(t, "/check/")
+		if strings.Contains(body, "path MTU black hole") {
+			if code != http.StatusOK {
+				t.Errorf("without --fail-on-mtu the black hole failed the check: %d %q", code, body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no black hole reported in 30 s: %q", body)
+		}
+		<-poll.C
+	}
+	if !strings.Contains(body, "bytes answered, ") || !strings.Contains(body, "the interface's MTU is 1500") {
+		t.Errorf("the black hole does not give its sizes: %q", body)
+	}
+	// The search halves the gap between what was answered and what was
+	// not, one probe a second: it ends within about ten of them.
+	for {
+		_, js := s.get(t, "/?format=json")
+		var st struct {
+			LightProbe struct{ PathMTU, MTU int }
+		}
+		if err := json.Unmarshal([]byte(js), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.LightProbe.MTU == 1500 && st.LightProbe.PathMTU >= 1290 && st.LightProbe.PathMTU <= 1304 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("JSON pathMTU %d, mtu %d; want about 1300 (a veth lets 4 bytes more through) and 1500:\n%s", st.LightProbe.PathMTU, st.LightProbe.MTU, js)
+		}
+		<-poll.C
+	}
+	if _, m := s.get(t, "/metrics"); !strings.Contains(m, "tunnelprobe_light_probe_mtu_black_hole{kind=\"icmp\"} 1") ||
+		!strings.Contains(m, "tunnelprobe_light_probe_path_mtu_bytes{kind=\"icmp\"} 1") {
+		t.Errorf("/metrics lacks the path MTU and the black hole")
+	}
+
+	failing := f.serve(t, append(args, "--fail-on-mtu")...)
+	by, out := failing.untilFails(t)
+	if by != "evidence" || !strings.Contains(out, "path MTU black hole") {
+		t.Errorf("--fail-on-mtu: %s %q, want the black hole", by, out)
 	}
 }

@@ -164,6 +164,8 @@ func (f *Flags) registerEvidence(fs *flag.FlagSet) {
 		"--loss-window; 0 reports the loss only")
 	fs.Var(cliflag.MinDuration(&e.LossWindow, middleware.DefaultLossWindow, middleware.MinEvidenceDuration), "loss-window",
 		"`duration` over which the light probes' loss and round trip are measured and reported")
+	fs.BoolVar(&e.FailOnMTU, "fail-on-mtu", false, "fail checks on a path MTU black hole: small light probes answered, probes of the tunnel interface's\n"+
+		"full MTU not, for a window; off, the answers and the log only say so (a restart rarely cures it)")
 	fs.Var(cliflag.Duration(&f.fullCheckPeriod, middleware.DefaultFullCheckPeriod, true), "full-check-period",
 		"while the light probe passes checks, how often the --target check still runs through the tunnel (`duration`):\n"+
 			"two failures in a row fail checks although the probe is answered; 0 never runs it")
@@ -312,7 +314,7 @@ func (f *Flags) SetEvidence(cfg *server.Config, probe *middleware.LightProbe, sr
 // without a source are a usage error.
 func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource, given map[string]bool) error {
 	if probe == nil && src == nil {
-		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window", "full-check-period"} {
+		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window", "full-check-period", "fail-on-mtu"} {
 			if given[name] && !given["evidence"] { // the lab roles' --evidence sets its own
 				return fmt.Errorf("--%s shapes the evidence, and none is configured (--light-probe, --evidence-iface)", name)
 			}
@@ -320,7 +322,7 @@ func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, sr
 		return nil
 	}
 	if probe == nil {
-		for _, name := range []string{"light-probe-timeout", "max-loss", "loss-window", "full-check-period"} {
+		for _, name := range []string{"light-probe-timeout", "max-loss", "loss-window", "full-check-period", "fail-on-mtu"} {
 			if given[name] {
 				return fmt.Errorf("--%s shapes the light probes: give --light-probe too", name)
 			}

@@ -68,6 +68,13 @@ func resolveOne(ctx context.Context, network, host string) (netip.Addr, error) {
 	return ips[0].Unmap(), nil
 }
 
+// BoundInterface returns the interface d binds its sockets to, when d is a
+// BoundDialer.
+func BoundInterface(d Dialer) (string, bool) {
+	b, ok := d.(boundDialer)
+	return b.iface, ok
+}
+
 // OnHost reports whether d's sockets are this host's own: nil (the host
 // network) or a BoundDialer. What this host's kernel answers itself (its
 // interfaces' addresses) is then answered through such a dialer whatever

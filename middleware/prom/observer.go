@@ -205,6 +205,9 @@ func resultLabel(r middleware.Result) string {
 
 // LightProbeFinished implements middleware.LightProbeObserver.
 func (o *Observer) LightProbeFinished(r middleware.LightProbeResult) {
+	if r.Size > 0 {
+		return // a probe of the path MTU: the Collector reports what they show
+	}
 	if errors.Is(r.Err, middleware.ErrProvesNothing) {
 		o.probes.WithLabelValues(r.Kind, "proves-nothing").Inc()
 		return
