@@ -100,10 +100,9 @@ func TestVPNDeploymentGRPCAlternative(t *testing.T) {
 	// The sidecar on one address for both, as the comment sets it; the
 	// test's address, and a dead tunnel.
 	addr := testnet.RefusedAddr(t)
-	startServe(t, env, withFlags(sidecar.Args[1:], map[string]string{
-		"check": "tcp", "target": testnet.RefusedAddr(t), "light-probe": "tcp://" + testnet.RefusedAddr(t),
-		"listen": addr, "grpc-listen": addr,
-	})...)
+	startServe(t, env, withFlags(sidecar.Args[1:], withoutTunnel(map[string]string{
+		"check": "tcp", "target": testnet.RefusedAddr(t), "listen": addr, "grpc-listen": addr,
+	}))...)
 	r := prober.GRPC(t.Context(), addr, "", timeout, nil)
 	if r.Outcome != prober.Failure || !strings.Contains(r.Err.Error(), "NOT_SERVING") {
 		t.Errorf("the kubelet's grpc probe of the sidecar, tunnel dead: %v, %v; want NOT_SERVING", r.Outcome, r.Err)

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -271,7 +272,7 @@ func mountArgs(t *testing.T, c corev1.Container, args []string, root string) []s
 }
 
 // withFlags returns args without any value of the named flags, then those
-// flags with the given values.
+// flags with the given values; an empty value drops the flag.
 func withFlags(args []string, values map[string]string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -291,8 +292,25 @@ func withFlags(args []string, values map[string]string) []string {
 			}
 		}
 	}) {
-		out = append(out, "--"+name, values[name])
+		if values[name] != "" {
+			out = append(out, "--"+name, values[name])
+		}
 	}
+	return out
+}
+
+// Where the tests run a deploy file's serve here, no tunnel is: its
+// interface is left out (every check would be bound to an interface this
+// host has not; the binding is tested in namespaces, serve_route_linux_test.go)
+// and the light probe sent where nothing answers (192.0.2.0/24 is for
+// documentation; a local address is refused), so the --target check, the
+// test's own, decides.
+var noTunnel = map[string]string{"evidence-iface": "", "light-probe": "tcp://192.0.2.1:9"}
+
+// withoutTunnel returns values with noTunnel's.
+func withoutTunnel(values map[string]string) map[string]string {
+	out := maps.Clone(values)
+	maps.Copy(out, noTunnel)
 	return out
 }
 
@@ -468,9 +486,9 @@ func TestVPNDeploymentProbes(t *testing.T) {
 	port, _ := strconv.Atoi(portText)
 
 	// serve with the sidecar's flags and environment; only the address
-	// (the test's), the target and the light probe's (no Internet here:
-	// both refused, a dead tunnel) differ.
-	args := withFlags(sidecar.Args[1:], map[string]string{"check": "tcp", "target": testnet.RefusedAddr(t), "light-probe": "tcp://" + testnet.RefusedAddr(t)})
+	// (the test's), the target (no Internet here: refused, a dead tunnel)
+	// and the tunnel (see noTunnel) differ.
+	args := withFlags(sidecar.Args[1:], withoutTunnel(map[string]string{"check": "tcp", "target": testnet.RefusedAddr(t)}))
 	s := startServe(t, env, args...)
 
 	probes := 0
@@ -816,7 +834,7 @@ func TestComposeFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := startServe(t, health.Environment, withFlags(health.Command[1:], map[string]string{"check": "tcp", "target": tc.target, "light-probe": "tcp://" + tc.target})...)
+			s := startServe(t, health.Environment, withFlags(health.Command[1:], withoutTunnel(map[string]string{"check": "tcp", "target": tc.target}))...)
 			// The healthcheck reads what the loop last found: before its
 			// first check that is unknown, a 503 (Docker's start_period
 			// covers it), so the working case waits for the loop's pass.
