@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"reflect"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/infile"
 )
 
 // MaxReportSize is the largest file ReadJSON reads. load --json writes
@@ -19,14 +19,18 @@ import (
 // text, this bounds the memory a file can take.
 const MaxReportSize = 256 << 20
 
+// reportKind names what ReadJSON reads, in its errors.
+const reportKind = "a report of load --json"
+
 // ReadJSON reads a report that WriteJSON wrote (load --json); the error
 // says when the file is not one, naming the field that load cannot have
 // written (see Report.Validate). Its memory is bounded by the file's size:
-// a file larger than MaxReportSize is refused unread, and no array of it
-// is decoded into more memory than its JSON text takes (see reportShape),
-// however small its entries are written.
+// a file larger than MaxReportSize, or not a regular one (a device, a
+// pipe), is refused unread, and no array of it is decoded into more memory
+// than its JSON text takes (see reportShape), however small its entries are
+// written.
 func ReadJSON(file string) (Report, error) {
-	b, err := readLimited(file, MaxReportSize)
+	b, _, err := infile.Read(file, MaxReportSize, reportKind)
 	if err != nil {
 		return Report{}, err
 	}
@@ -51,35 +55,6 @@ func ReadJSON(file string) (Report, error) {
 		return Report{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return rep, nil
-}
-
-// readLimited reads file, refusing one of more than limit bytes: by its
-// size before reading, and by what it yields while reading (a pipe, or a
-// file that grows).
-func readLimited(file string, limit int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tooLarge := func(size int64) error {
-		return fmt.Errorf("%s: %d bytes, more than the %d (%d MiB) a report of load --json can take", file, size, limit, limit>>20)
-	}
-	// Sized by the file, as os.ReadFile does, the buffer is allocated once.
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		if size = fi.Size(); size > limit {
-			return nil, tooLarge(size)
-		}
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	if int64(buf.Len()) > limit {
-		return nil, tooLarge(int64(buf.Len()))
-	}
-	return buf.Bytes(), nil
 }
 
 // reportShape is a report read for the sizes of its arrays only, before
@@ -249,16 +224,11 @@ func MergeReports(reports []Report, names []string) (Report, error) {
 		return Report{}, errors.New("loadgen: MergeReports needs one name per report, and a report")
 	}
 	files := names
+	if err := sameKind(reports, files); err != nil {
+		return Report{}, err
+	}
 	sweep := reports[0].Result == nil
 	levels := len(reports[0].Levels)
-	for i, r := range reports {
-		switch {
-		case (r.Result == nil) != sweep:
-			return Report{}, fmt.Errorf("%s is a sweep and %s is not: merge runs with runs, sweeps with sweeps", sweepFile(files, reports), runFile(files, reports))
-		case sweep && len(r.Levels) != levels:
-			return Report{}, fmt.Errorf("%s has %d levels, %s has %d: sweeps merge only level by level", files[i], len(r.Levels), files[0], levels)
-		}
-	}
 	name := func(i int) string { return files[i] }
 	if !sweep {
 		results := make([]Result, len(reports))
@@ -284,6 +254,22 @@ func MergeReports(reports []Report, names []string) (Report, error) {
 		out.Levels = append(out.Levels, m)
 	}
 	return out, nil
+}
+
+// sameKind refuses reports (read from files) that do not merge: runs with
+// sweeps, or sweeps of different numbers of levels.
+func sameKind(reports []Report, files []string) error {
+	sweep := reports[0].Result == nil
+	levels := len(reports[0].Levels)
+	for i, r := range reports {
+		switch {
+		case (r.Result == nil) != sweep:
+			return fmt.Errorf("%s is a sweep and %s is not: merge runs with runs, sweeps with sweeps", sweepFile(files, reports), runFile(files, reports))
+		case sweep && len(r.Levels) != levels:
+			return fmt.Errorf("%s has %d levels, %s has %d: sweeps merge only level by level", files[i], len(r.Levels), files[0], levels)
+		}
+	}
+	return nil
 }
 
 // sweepFile names the first sweep of reports.

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -363,6 +364,33 @@ func TestReadJSONRefusesLargeFile(t *testing.T) {
 	_, err = loadgen.ReadJSON(path)
 	if want := path + ": 268435457 bytes, more than the 268435456 (256 MiB)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("ReadJSON: %v\nwant an error with %q", err, want)
+	}
+}
+
+// TestReadJSONRefusesWhatIsNoFile: a link to /dev/zero, which never ends,
+// and a named pipe, which has no size and blocks its reader, are refused
+// unread (/dev/zero took a gigabyte of memory before it was refused as too
+// large).
+func TestReadJSONRefusesWhatIsNoFile(t *testing.T) {
+	dir := t.TempDir()
+	zero, fifo := filepath.Join(dir, "zero.json"), filepath.Join(dir, "fifo.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, kind := range map[string]string{zero: "a device", fifo: "a named pipe"} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := loadgen.ReadJSON(name)
+		runtime.ReadMemStats(&after)
+		if want := name + ": " + kind + ", not a regular file"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadJSON: %v\nwant an error with %q", err, want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+			t.Errorf("ReadJSON(%s) allocated %d bytes before refusing it", name, alloc)
+		}
 	}
 }
 
