@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"math"
 )
 
 // maxBreaksPerConnSecond bounds how often one load connection breaks: a
@@ -25,11 +24,11 @@ const maxBreaksPerConnSecond = 1_000
 func (r *Report) Validate() error {
 	v := reportValidator{r: r}
 	v.run()
-	for _, name := range r.Order {
+	for i, name := range r.Order {
 		if v.err != nil {
 			break
 		}
-		v.config("configs."+name, r.Configs[name])
+		v.config("configs."+name, r.Spec.Configs[i], r.Configs[name]) // run checked the order is the spec's
 	}
 	return v.err
 }
@@ -59,10 +58,10 @@ func (v *reportValidator) run() {
 		v.fail("name", "%q, but the spec is %q", r.Name, r.Spec.Name)
 	case r.Seed != r.Spec.Seed:
 		v.fail("seed", "%d, but the spec's is %d", r.Seed, r.Spec.Seed)
-	case r.DurationSeconds < 0:
-		v.fail("duration_seconds", "negative: %v", r.DurationSeconds)
-	case r.PeakRSSBytes < 0:
-		v.fail("peak_rss_bytes", "negative: %d", r.PeakRSSBytes)
+	case r.DurationSeconds < 0 || r.DurationSeconds > r.Spec.Duration.Seconds()+3600:
+		v.fail("duration_seconds", "%v s, outside 0 to the run's %v s and an hour for its labs to stop", r.DurationSeconds, r.Spec.Duration.Seconds())
+	case r.PeakRSSBytes < 0 || r.PeakRSSBytes > maxRSSBytes:
+		v.fail("peak_rss_bytes", "%d, outside 0 to %d, a 64-bit address space", r.PeakRSSBytes, int64(maxRSSBytes))
 	case len(r.Order) != len(r.Spec.Configs):
 		v.fail("order", "%d configurations, but the spec has %d", len(r.Order), len(r.Spec.Configs))
 	case len(r.Configs) != len(r.Order):
@@ -75,8 +74,8 @@ func (v *reportValidator) run() {
 	}
 }
 
-// config checks configuration c's figures, at path.
-func (v *reportValidator) config(path string, c ConfigReport) {
+// config checks the figures c of configuration cfg, at path.
+func (v *reportValidator) config(path string, cfg ConfigSpec, c ConfigReport) {
 	run := v.r.Spec.Duration.Seconds()
 	tl := c.Timeline
 	for _, n := range []struct {
@@ -107,8 +106,8 @@ func (v *reportValidator) config(path string, c ConfigReport) {
 	v.within(path+".working_seconds", c.WorkingSeconds, 0, run, "s")
 	v.within(path+".schedule_seconds", c.ScheduleSeconds, 0, MaxDuration.Seconds(), "s")
 	v.within(path+".probe_success_ratio", c.ProbeSuccessRatio, 0, 1, "")
-	v.within(path+".utilisation", c.Utilisation, 0, math.MaxFloat64, "")
-	v.within(path+".link_utilisation", c.LinkUtilisation, 0, math.MaxFloat64, "")
+	v.within(path+".utilisation", c.Utilisation, 0, maxUtilisation, "")
+	v.within(path+".link_utilisation", c.LinkUtilisation, 0, maxUtilisation, "")
 	conns := int64(v.r.Spec.Load.Conns)
 	switch {
 	case c.ConnsAchieved < 0 || c.ConnsAchieved > conns:
@@ -118,9 +117,23 @@ func (v *reportValidator) config(path string, c ConfigReport) {
 			c.BrokenConnections, conns, maxBreaksPerConnSecond, run)
 	}
 	v.latencies(path, c)
+	if want := marginLimits(cfg); c.Margin.FailureThreshold != want.FailureThreshold ||
+		c.Margin.TimeoutMS != want.TimeoutMS || c.Margin.ToleranceMS != want.ToleranceMS {
+		v.fail(path+".margin", "threshold %d, timeout %v ms, tolerance %v ms, but the configuration's are %d, %v ms, %v ms",
+			c.Margin.FailureThreshold, c.Margin.TimeoutMS, c.Margin.ToleranceMS, want.FailureThreshold, want.TimeoutMS, want.ToleranceMS)
+	}
 	v.outages(path, c)
 	v.timeline(path+".timeline", tl)
 }
+
+// maxUtilisation bounds what a link carries over its rate: no more than
+// the rate, with what the shaper's queue lets through in a burst and both
+// directions counted; a thousand times leaves room for any bookkeeping.
+const maxUtilisation = 1_000
+
+// maxRSSBytes bounds a process's peak memory: the largest user address
+// space of 64-bit Linux (5-level paging, 128 PiB).
+const maxRSSBytes = 1 << 57
 
 // maxLatencyMS bounds every latency and margin: nothing in a run takes
 // longer than the longest run.

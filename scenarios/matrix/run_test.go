@@ -38,6 +38,7 @@ func (f *fakeRun) run(ctx context.Context, spec scenarios.Spec, _ scenarios.Opti
 			WorkingSeconds: 1800, FalseRestarts: 1, BlipActions: 1, BrokenConnections: 500, Restarts: 1,
 			Outages:        []scenarios.OutageReport{{Start: 10, End: 20, Detected: true, DetectionSeconds: &detection}},
 			OutageDetected: true, DetectionSeconds: &detection, Timeline: scenarios.Timeline{Restarts: []scenarios.Offset{6}},
+			Margin: scenarios.Margin{FailureThreshold: 3, TimeoutMS: 1000}, // validCondition's kubelet defaults
 		}},
 	}
 	if len(f.seeds) == f.interruptAt {

@@ -47,13 +47,13 @@ func (m *Report) validateShape() error {
 	case m.Passes < 1 || m.Passes > MaxRepeat:
 		return fmt.Errorf("passes: %d, but a matrix makes 1 to %d", m.Passes, MaxRepeat)
 	case len(m.Conditions) < 1 || len(m.Conditions) > maxConditions:
-		return fmt.Errorf("conditions: %d, but a matrix runs 1 to the %d built-in ones", len(m.Conditions), maxConditions)
+		return fmt.Errorf("conditions: %d, but a matrix runs 1 to %d (as many as the built-in ones)", len(m.Conditions), maxConditions)
 	case len(m.Configs) < 1 || len(m.Configs) > scenarios.MaxConfigs:
 		return fmt.Errorf("configs: %d, but a matrix compares 1 to %d", len(m.Configs), scenarios.MaxConfigs)
 	case m.WallSeconds < 0 || m.WallSeconds > maxWallSeconds:
 		return fmt.Errorf("wall_seconds: %v s, outside 0 to %v s", m.WallSeconds, maxWallSeconds)
-	case m.PeakRSSBytes < 0:
-		return fmt.Errorf("peak_rss_bytes: negative: %d", m.PeakRSSBytes)
+	case m.PeakRSSBytes < 0 || m.PeakRSSBytes > 1<<57:
+		return fmt.Errorf("peak_rss_bytes: %d, outside 0 to 2^57, a 64-bit address space", m.PeakRSSBytes)
 	}
 	for _, names := range []struct {
 		field string
