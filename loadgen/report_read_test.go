@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -451,7 +452,8 @@ func TestMergeReportsRefusesOverflow(t *testing.T) {
 }
 
 // FuzzReadJSON: ReadJSON never panics, and whatever it accepts merges, into
-// percentiles within the latency histogram's range.
+// percentiles within the latency histogram's range, and is summarised,
+// written and plotted as load merge does.
 func FuzzReadJSON(f *testing.F) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "report.json.golden"))
 	if err != nil {
@@ -504,6 +506,13 @@ func FuzzReadJSON(f *testing.F) {
 		}
 		if err := m.Validate(); err != nil {
 			t.Fatalf("the merge of an accepted report is not one: %v", err)
+		}
+		// What load merge prints and plots of it.
+		if err := m.WriteSummaries(io.Discard); err != nil {
+			t.Fatalf("the summary of an accepted report: %v", err)
+		}
+		if err := m.WriteFiles(filepath.Join(t.TempDir(), "m.json"), filepath.Join(t.TempDir(), "m.png")); err != nil {
+			t.Fatalf("the files of an accepted report: %v", err)
 		}
 		// Merged with itself every counter doubles: a sum may overflow,
 		// and must then be refused as such.

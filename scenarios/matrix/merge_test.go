@@ -10,7 +10,7 @@ import (
 )
 
 // runShard runs the two tiny conditions over 3 passes, as shard sh.
-func runShard(t *testing.T, sh Shard) *Report {
+func runShard(t testing.TB, sh Shard) *Report {
 	t.Helper()
 	f := &fakeRun{}
 	rep, err := Run(context.Background(), []scenarios.Spec{validCondition("a", 1), validCondition("b", 4)}, Options{

@@ -13,7 +13,7 @@ import (
 )
 
 // writeShard writes rep, changed by change, as a matrix.json into dir.
-func writeShard(t *testing.T, dir, name string, rep *Report, change func(*Report)) string {
+func writeShard(t testing.TB, dir, name string, rep *Report, change func(*Report)) string {
 	t.Helper()
 	js, err := json.Marshal(rep)
 	if err != nil {
@@ -43,6 +43,43 @@ func x(r *Report, i int, change func(c *scenarios.ConfigReport)) {
 	r.Runs[i].Report.Configs["x"] = c
 }
 
+// brokenShards change one field of a shard (0/2 of runShard's matrix) to
+// what no matrix writes, and say what the merge says of it; FuzzMerge
+// starts from them too.
+var brokenShards = []struct {
+	name   string
+	change func(r *Report)
+	want   string
+}{
+	{"detection without its time", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.Outages[0].DetectionSeconds = nil }) },
+		"runs[0].report.configs.x.outages[0].detection_seconds: null, but detected is true"},
+	{"negative count", func(r *Report) { x(r, 1, func(c *scenarios.ConfigReport) { c.FalseRestarts = -1000 }) },
+		"runs[1].report.configs.x.false_restarts: -1000, outside 0 to the 1 restarts"},
+	{"count past int", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.FalseRestarts = math.MaxInt64 }) },
+		"runs[0].report.configs.x.false_restarts: 9223372036854775807, outside 0 to the 1 restarts"},
+	{"empty report", func(r *Report) { r.Runs[0].Report = &scenarios.Report{} }, "runs[0].report.spec: "},
+	{"no report", func(r *Report) { r.Runs[0].Report = nil }, "runs[0].report: missing"},
+	{"passes added", func(r *Report) {
+		for pass := 10; pass <= 19; pass++ {
+			run := r.Runs[0]
+			run.Pass = pass
+			r.Runs = append(r.Runs, run)
+		}
+	}, "runs[3].pass: 10, but the matrix makes passes 1 to 3"},
+	{"passes past any matrix", func(r *Report) { r.Passes = 1 << 62 }, "passes: 4611686018427387904, but a matrix makes 1 to 1000"},
+	{"unknown condition", func(r *Report) { r.Runs[0].Condition = "zzz" }, `runs[0].condition: "zzz", not one of the matrix's conditions [a b]`},
+	{"run of another shard", func(r *Report) { r.Runs[0].Condition = "b" }, "runs[0].pass: the run of b in pass 1 is not one shard 0/2 makes"},
+	{"unknown configuration", func(r *Report) { r.Configs = []string{"y"} }, "runs[0].report.configs.x: not one of the matrix's configurations [y]"},
+	{"no conditions", func(r *Report) { r.Conditions = nil }, "conditions: 0, but a matrix runs 1 to 10 (as many as the built-in ones)"},
+	{"a condition twice", func(r *Report) { r.Conditions = []string{"a", "a"} }, `conditions[1]: "a", but each is named, once`},
+	{"detected but not said", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.OutageDetected = false }) },
+		"runs[0].report.configs.x.outage_detected: false, but the outages say true"},
+	{"restarts not in the timeline", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.Restarts = 5 }) },
+		"runs[0].report.configs.x.restarts: 5, but timeline.restarts holds 1"},
+	{"wall time past any matrix", func(r *Report) { r.WallSeconds = 1e308 }, "wall_seconds: 1e+308 s, outside 0 to"},
+	{"weeks of runs", func(r *Report) { r.Passes = 1000 }, "not a matrix that runs: 1000 passes of 1h0m0s take"},
+}
+
 // A shard with one field out of what a matrix writes is refused, naming the
 // file and the field, rather than panicking in the rates or the plots
 // (SIGSEGV on a detection without its time, cephes' "parameter out of
@@ -53,39 +90,7 @@ func TestMergeFilesRefusesWhatNoMatrixWrites(t *testing.T) {
 	dir := t.TempDir()
 	first, second := runShard(t, Shard{0, 2}), runShard(t, Shard{1, 2})
 	good := writeShard(t, dir, "good.json", second, nil)
-	for _, tc := range []struct {
-		name   string
-		change func(r *Report)
-		want   string
-	}{
-		{"detection without its time", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.Outages[0].DetectionSeconds = nil }) },
-			"runs[0].report.configs.x.outages[0].detection_seconds: null, but detected is true"},
-		{"negative count", func(r *Report) { x(r, 1, func(c *scenarios.ConfigReport) { c.FalseRestarts = -1000 }) },
-			"runs[1].report.configs.x.false_restarts: -1000, outside 0 to the 1 restarts"},
-		{"count past int", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.FalseRestarts = math.MaxInt64 }) },
-			"runs[0].report.configs.x.false_restarts: 9223372036854775807, outside 0 to the 1 restarts"},
-		{"empty report", func(r *Report) { r.Runs[0].Report = &scenarios.Report{} }, "runs[0].report.spec: "},
-		{"no report", func(r *Report) { r.Runs[0].Report = nil }, "runs[0].report: missing"},
-		{"passes added", func(r *Report) {
-			for pass := 10; pass <= 19; pass++ {
-				run := r.Runs[0]
-				run.Pass = pass
-				r.Runs = append(r.Runs, run)
-			}
-		}, "runs[3].pass: 10, but the matrix makes passes 1 to 3"},
-		{"passes past any matrix", func(r *Report) { r.Passes = 1 << 62 }, "passes: 4611686018427387904, but a matrix makes 1 to 1000"},
-		{"unknown condition", func(r *Report) { r.Runs[0].Condition = "zzz" }, `runs[0].condition: "zzz", not one of the matrix's conditions [a b]`},
-		{"run of another shard", func(r *Report) { r.Runs[0].Condition = "b" }, "runs[0].pass: the run of b in pass 1 is not one shard 0/2 makes"},
-		{"unknown configuration", func(r *Report) { r.Configs = []string{"y"} }, "runs[0].report.configs.x: not one of the matrix's configurations [y]"},
-		{"no conditions", func(r *Report) { r.Conditions = nil }, "conditions: 0, but a matrix runs 1 to the 10 built-in ones"},
-		{"a condition twice", func(r *Report) { r.Conditions = []string{"a", "a"} }, `conditions[1]: "a", but each is named, once`},
-		{"detected but not said", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.OutageDetected = false }) },
-			"runs[0].report.configs.x.outage_detected: false, but the outages say true"},
-		{"restarts not in the timeline", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.Restarts = 5 }) },
-			"runs[0].report.configs.x.restarts: 5, but timeline.restarts holds 1"},
-		{"wall time past any matrix", func(r *Report) { r.WallSeconds = 1e308 }, "wall_seconds: 1e+308 s, outside 0 to"},
-		{"weeks of runs", func(r *Report) { r.Passes = 1000 }, "not a matrix that runs: 1000 passes of 1h0m0s take"},
-	} {
+	for _, tc := range brokenShards {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := writeShard(t, dir, "bad.json", first, tc.change)
 			files := []string{bad, good}
