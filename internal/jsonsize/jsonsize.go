@@ -59,6 +59,30 @@ func Of(data []byte, t reflect.Type) (Estimate, error) {
 	return w.est, nil
 }
 
+// ErrTooDense is what Bound refuses a document with that is JSON but would
+// take too much memory decoded.
+var ErrTooDense = errors.New("more memory decoded than its size allows")
+
+// Bound refuses data, a JSON document, if decoding it into a value of type
+// t would take more than perByte times its size and slack (see Of): the
+// error names the array that takes the most, as "runs: 300000 entries in
+// 17000000 bytes would take ...". What is not JSON is refused too.
+func Bound(data []byte, t reflect.Type, perByte, slack int64) error {
+	est, err := Of(data, t)
+	if err != nil {
+		return err
+	}
+	if most := perByte*int64(len(data)) + slack; est.Bytes > most {
+		p := est.Largest
+		if p.Path == "" {
+			p.Path = "the document"
+		}
+		return fmt.Errorf("%s: %d entries in %d bytes would take %d bytes of memory, and the whole %d bytes at least %d: %w (%d)",
+			p.Path, p.Count, p.Text, p.Bytes, len(data), est.Bytes, ErrTooDense, most)
+	}
+	return nil
+}
+
 // walker walks a document, valid JSON, from pos on.
 type walker struct {
 	data   []byte

@@ -2,6 +2,7 @@ package jsonsize
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"runtime"
 	"strings"
@@ -129,4 +130,21 @@ func FuzzOf(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Bound passes a document within its allowance and refuses a dense one,
+// naming its densest array, as ErrTooDense.
+func TestBound(t *testing.T) {
+	typ := reflect.TypeFor[[]config]()
+	dense := []byte("[" + strings.Repeat("{},", 999) + "{}]")
+	if err := Bound(dense, typ, 4, 1<<20); err != nil {
+		t.Errorf("within the slack: %v", err)
+	}
+	err := Bound(dense, typ, 4, 0)
+	if want := "the document: 1000 entries in 3001 bytes would take"; !errors.Is(err, ErrTooDense) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Bound: %v, want ErrTooDense with %q", err, want)
+	}
+	if err := Bound([]byte("[{]"), typ, 4, 0); err == nil || errors.Is(err, ErrTooDense) {
+		t.Errorf("not JSON: %v", err)
+	}
 }

@@ -183,14 +183,8 @@ func checkFiles(files []string) error {
 // more than maxDecodedPerByte times its size (an array of {} decodes into
 // as many whole elements).
 func ReadJSON(data []byte) (*Report, error) {
-	est, err := jsonsize.Of(data, reflect.TypeFor[Report]())
-	if err != nil {
+	if err := jsonsize.Bound(data, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack); err != nil {
 		return nil, err
-	}
-	if most := maxDecodedPerByte*int64(len(data)) + decodedSlack; est.Bytes > most {
-		p := est.Largest
-		return nil, fmt.Errorf("%s: %d entries in %d bytes would take %d bytes of memory, and the whole %d bytes at least %d, "+
-			"more than the %d a matrix.json of its size decodes into", p.Path, p.Count, p.Text, p.Bytes, len(data), est.Bytes, most)
 	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
