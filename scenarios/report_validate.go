@@ -50,6 +50,9 @@ func (v *reportValidator) fail(field, format string, args ...any) {
 func (v *reportValidator) run() {
 	r := v.r
 	if err := r.Spec.Validate(); err != nil {
+		if errs, ok := err.(interface{ Unwrap() []error }); ok && len(errs.Unwrap()) > 0 {
+			err = errs.Unwrap()[0] // the first, as for every other field
+		}
 		v.err = err // "spec: link.outages[0]: ..."
 		return
 	}
