@@ -4,5 +4,9 @@
 // array decodes into as many whole elements as it has, however few bytes
 // each is written in, so a few megabytes of {} become gigabytes. [Of] walks
 // the document once, guided by the type, and allocates nothing in
-// proportion to it.
+// proportion to it; [Bound] refuses a document past an allowance, naming
+// its largest array.
+//
+// Its functions start no goroutine and are safe for concurrent use: each
+// call keeps its state to itself.
 package jsonsize

@@ -52,7 +52,7 @@ func Of(data []byte, t reflect.Type) (Estimate, error) {
 		}
 		return Estimate{}, errors.New("jsonsize: not JSON")
 	}
-	w := walker{data: data, fields: map[reflect.Type]*fieldSet{}}
+	w := walker{data: data, fields: map[reflect.Type]*fieldSet{}, own: map[reflect.Type]bool{}}
 	if err := w.value(t, 0); err != nil {
 		return Estimate{}, err
 	}
@@ -90,6 +90,7 @@ type walker struct {
 	est    Estimate
 	path   []step
 	fields map[reflect.Type]*fieldSet
+	own    map[reflect.Type]bool // see decodesItself
 }
 
 // A step is one level of the path: a key, or an index when key is nil.
@@ -105,6 +106,18 @@ var (
 	anyMap          = reflect.TypeFor[map[string]any]()
 )
 
+// decodesItself reports whether t has a decoding of its own (UnmarshalJSON
+// or UnmarshalText), found once per type.
+func (w *walker) decodesItself(t reflect.Type) bool {
+	own, ok := w.own[t]
+	if !ok {
+		pt := reflect.PointerTo(t)
+		own = t.Kind() != reflect.Pointer && (pt.Implements(unmarshaler) || pt.Implements(textUnmarshaler))
+		w.own[t] = own
+	}
+	return own
+}
+
 // value walks the value at pos, decoded into a t (nil: into nothing).
 func (w *walker) value(t reflect.Type, depth int) error {
 	if depth > MaxDepth {
@@ -116,7 +129,7 @@ func (w *walker) value(t reflect.Type, depth int) error {
 	case t == nil || w.data[w.pos] == 'n': // null allocates nothing
 		w.skip()
 		return nil
-	case t.Kind() != reflect.Pointer && (reflect.PointerTo(t).Implements(unmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)):
+	case w.decodesItself(t):
 		w.skip()
 		w.est.Bytes += int64(w.pos - start)
 		return nil
