@@ -28,6 +28,20 @@ const (
 	decodedSlack      = 1 << 20
 )
 
+// arrayLimits are the most entries that load writes into the arrays of a
+// report of known length, checked before it is decoded: one count for each
+// error kind, and no more counts than the latency histogram has (a file of
+// 256 MiB of counts would decode into a gigabyte).
+var arrayLimits = func() map[string]int {
+	limits := map[string]int{}
+	for _, at := range []string{"", "levels."} {
+		limits[at+"errors"] = len(ErrorKinds)
+		limits[at+"histograms.connect.Counts"] = latencyGeometry.counts
+		limits[at+"histograms.probe.Counts"] = latencyGeometry.counts
+	}
+	return limits
+}()
+
 // reportKind names what ReadJSON reads, in its errors.
 const reportKind = "a report of load --json"
 
@@ -43,9 +57,11 @@ func ReadJSON(file string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	switch err := jsonsize.Bound(b, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack); {
+	switch err := jsonsize.Bound(b, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack, arrayLimits); {
 	case errors.Is(err, jsonsize.ErrTooDense):
 		return Report{}, fmt.Errorf("%s: %w, but load writes every field of an entry", file, err)
+	case errors.Is(err, jsonsize.ErrTooMany):
+		return Report{}, fmt.Errorf("%s: %w (load writes one count for each error kind at most, and no more counts than the latency histogram has)", file, err)
 	case err != nil:
 		return Report{}, fmt.Errorf("%s: not a load --json report: %w", file, err)
 	}

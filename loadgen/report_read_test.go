@@ -143,7 +143,8 @@ func TestReadJSONRefusesImpossibleFields(t *testing.T) {
 		{"more counts than the histogram", func(r *loadgen.Result) {
 			c := fullCounts(r)
 			r.Histograms.Connect.Counts = append(c, 1, 1)
-		}, "histograms.connect.Counts: " + itoa(len(loadgen.NewLatencyHistogram().Export().Counts)+2) + " counts, but the latency histogram has"},
+		}, "histograms.connect.Counts: " + itoa(len(loadgen.NewLatencyHistogram().Export().Counts)+2) + " entries, more than its kind of file holds: at most " +
+			itoa(len(loadgen.NewLatencyHistogram().Export().Counts))},
 		{"significant figures 0", func(r *loadgen.Result) {
 			r.Histograms.Probe.SignificantFigures = 0
 		}, "histograms.probe.SignificantFigures: 0, but every latency histogram has 3"},
@@ -311,6 +312,10 @@ func TestReadJSONRefusesDenseArrays(t *testing.T) {
 		{"nested dense series", []byte(`{"levels":[{"series":[` + strings.Repeat("{},", 19_999) + `{}],"target":"` + strings.Repeat("x", 400) + `"}]}`),
 			"levels[0].series: 20000 entries in 60001 bytes"},
 		{"series given twice", []byte(`{"series":[` + strings.Repeat("{},", 19_999) + `{}],"series":[]}`), "series: 20000 entries in 60001 bytes"},
+		{"error kinds given twice", []byte(`{"target":"a:1","errors":{"refused":1,"refused":1,"refused":1,"refused":1,"refused":1,"refused":1,"refused":1}}`),
+			"errors: 7 entries, more than its kind of file holds: at most 6"},
+		{"counts past the histogram", []byte(`{"levels":[{"histograms":{"probe":{"counts":[` + strings.Repeat("0,", 23_552) + `0]}}}]}`),
+			"levels[0].histograms.probe.counts: 23553 entries, more than its kind of file holds: at most 23552"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "dense.json")

@@ -42,7 +42,16 @@ const MaxDepth = 10_000
 // type of its own decoding (json.Unmarshaler, encoding.TextUnmarshaler),
 // counts by its text at most. A document that is not JSON is refused with
 // encoding/json's error.
-func Of(data []byte, t reflect.Type) (Estimate, error) {
+func Of(data []byte, t reflect.Type) (Estimate, error) { return OfLimited(data, t, nil) }
+
+// ErrTooMany is what OfLimited refuses an array past its limit with.
+var ErrTooMany = errors.New("more than its kind of file holds")
+
+// OfLimited is Of, refusing as well an array (or map) with more entries
+// than limits allows it: a key is a path of fields without indices or map
+// keys (levels.histograms.connect.Counts; * for a map's key), matched
+// whatever case the document writes its keys in.
+func OfLimited(data []byte, t reflect.Type, limits map[string]int) (Estimate, error) {
 	if !json.Valid(data) {
 		// Unmarshal refuses it when it checks the syntax, before it
 		// decodes anything, and says where.
@@ -52,7 +61,7 @@ func Of(data []byte, t reflect.Type) (Estimate, error) {
 		}
 		return Estimate{}, errors.New("jsonsize: not JSON")
 	}
-	w := walker{data: data, fields: map[reflect.Type]*fieldSet{}, own: map[reflect.Type]bool{}}
+	w := walker{data: data, fields: map[reflect.Type]*fieldSet{}, own: map[reflect.Type]bool{}, limits: limits}
 	if err := w.value(t, 0); err != nil {
 		return Estimate{}, err
 	}
@@ -66,9 +75,10 @@ var ErrTooDense = errors.New("more memory decoded than its size allows")
 // Bound refuses data, a JSON document, if decoding it into a value of type
 // t would take more than perByte times its size and slack (see Of): the
 // error names the array that takes the most, as "runs: 300000 entries in
-// 17000000 bytes would take ...". What is not JSON is refused too.
-func Bound(data []byte, t reflect.Type, perByte, slack int64) error {
-	est, err := Of(data, t)
+// 17000000 bytes would take ..."; or if an array has more entries than
+// limits allows (see OfLimited). What is not JSON is refused too.
+func Bound(data []byte, t reflect.Type, perByte, slack int64, limits map[string]int) error {
+	est, err := OfLimited(data, t, limits)
 	if err != nil {
 		return err
 	}
@@ -91,12 +101,17 @@ type walker struct {
 	path   []step
 	fields map[reflect.Type]*fieldSet
 	own    map[reflect.Type]bool // see decodesItself
+	limits map[string]int        // see OfLimited
 }
 
 // A step is one level of the path: a key, or an index when key is nil.
+// field is the name of the struct field the key decodes into ("" for a
+// map's key or a key of no field): a path of fields names an array
+// whatever case its keys are written in.
 type step struct {
 	key   []byte
 	index int
+	field string
 }
 
 var (
@@ -188,7 +203,7 @@ func (w *walker) array(t reflect.Type, depth int) error {
 		w.comma()
 	}
 	if t.Kind() == reflect.Slice {
-		w.part(n, w.pos-start, int64(n)*int64(t.Elem().Size()))
+		return w.part(n, w.pos-start, int64(n)*int64(t.Elem().Size()))
 	}
 	return nil
 }
@@ -214,17 +229,18 @@ func (w *walker) object(t reflect.Type, depth int) error {
 			return err
 		}
 		var elem reflect.Type
+		name := ""
 		if fs == nil {
 			elem = t.Elem()
 			keys += len(key)
 		} else if f, ok := fs.lookup(key); ok {
-			elem = f.typ
+			elem, name = f.typ, f.name
 			if f.via >= 0 && embedded&(1<<f.via) == 0 {
 				embedded |= 1 << f.via
 				w.est.Bytes += int64(fs.embedded[f.via].Size())
 			}
 		}
-		w.path = append(w.path, step{key: key})
+		w.path = append(w.path, step{key: key, field: name})
 		err = w.value(elem, depth+1)
 		w.path = w.path[:len(w.path)-1]
 		if err != nil {
@@ -234,17 +250,44 @@ func (w *walker) object(t reflect.Type, depth int) error {
 		w.comma()
 	}
 	if fs == nil {
-		w.part(n, w.pos-start, int64(n)*int64(t.Key().Size()+t.Elem().Size())+int64(keys))
+		return w.part(n, w.pos-start, int64(n)*int64(t.Key().Size()+t.Elem().Size())+int64(keys))
 	}
 	return nil
 }
 
-// part counts an array or map's elements, and keeps the largest.
-func (w *walker) part(n, text int, size int64) {
+// part counts an array or map's elements, keeps the largest, and refuses
+// one past its limit (see OfLimited).
+func (w *walker) part(n, text int, size int64) error {
 	w.est.Bytes += size
 	if size > w.est.Largest.Bytes {
 		w.est.Largest = Part{Path: w.pathString(), Count: n, Text: text, Bytes: size}
 	}
+	if w.limits != nil {
+		if most, ok := w.limits[w.fieldPath()]; ok && n > most {
+			return fmt.Errorf("%s: %d entries, %w: at most %d", w.pathString(), n, ErrTooMany, most)
+		}
+	}
+	return nil
+}
+
+// fieldPath is the path of fields to the value at hand, indices and map
+// keys left out: levels.histograms.connect.Counts.
+func (w *walker) fieldPath() string {
+	var b strings.Builder
+	for _, s := range w.path {
+		switch {
+		case s.key == nil:
+			continue
+		case b.Len() > 0:
+			b.WriteByte('.')
+		}
+		if s.field == "" {
+			b.WriteByte('*')
+		} else {
+			b.WriteString(s.field)
+		}
+	}
+	return b.String()
 }
 
 func (w *walker) pathString() string {
@@ -356,10 +399,11 @@ type fieldSet struct {
 }
 
 // A field is where a key decodes: into typ, behind embedded pointer via
-// (-1: none).
+// (-1: none); name is its JSON name.
 type field struct {
-	typ reflect.Type
-	via int
+	typ  reflect.Type
+	via  int
+	name string
 }
 
 // lookup finds the field key decodes into: the one of that name, else of
@@ -431,7 +475,7 @@ func (fs *fieldSet) add(t reflect.Type, via, depth int) {
 		if strings.Contains(tag, ",string") {
 			ft = nil // a number or bool written as a string: nothing to allocate
 		}
-		f := field{typ: ft, via: via}
+		f := field{typ: ft, via: via, name: name}
 		if _, ok := fs.byName[name]; !ok {
 			fs.byName[name] = f
 		}

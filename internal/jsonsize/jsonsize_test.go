@@ -137,14 +137,33 @@ func FuzzOf(f *testing.F) {
 func TestBound(t *testing.T) {
 	typ := reflect.TypeFor[[]config]()
 	dense := []byte("[" + strings.Repeat("{},", 999) + "{}]")
-	if err := Bound(dense, typ, 4, 1<<20); err != nil {
+	if err := Bound(dense, typ, 4, 1<<20, nil); err != nil {
 		t.Errorf("within the slack: %v", err)
 	}
-	err := Bound(dense, typ, 4, 0)
+	err := Bound(dense, typ, 4, 0, nil)
 	if want := "the document: 1000 entries in 3001 bytes would take"; !errors.Is(err, ErrTooDense) || !strings.Contains(err.Error(), want) {
 		t.Errorf("Bound: %v, want ErrTooDense with %q", err, want)
 	}
-	if err := Bound([]byte("[{]"), typ, 4, 0); err == nil || errors.Is(err, ErrTooDense) {
+	if err := Bound([]byte("[{]"), typ, 4, 0, nil); err == nil || errors.Is(err, ErrTooDense) {
 		t.Errorf("not JSON: %v", err)
+	}
+}
+
+// OfLimited refuses an array past its limit, found by its fields whatever
+// case its keys are written in, indices and map keys left out.
+func TestOfLimited(t *testing.T) {
+	limits := map[string]int{"runs.report.configs.*.outages": 2, "runs.report.order": 1}
+	typ := reflect.TypeFor[matrix]()
+	ok := `{"runs":[{"report":{"configs":{"x":{"outages":[{},{}]}},"order":["x"]}}]}`
+	if _, err := OfLimited([]byte(ok), typ, limits); err != nil {
+		t.Errorf("within the limits: %v", err)
+	}
+	for doc, want := range map[string]string{
+		`{"runs":[{},{"REPORT":{"configs":{"y":{"Outages":[{},{},{}]}}}}]}`: "runs[1].REPORT.configs.y.Outages: 3 entries",
+		`{"runs":[{"report":{"order":["x","y"]}}]}`:                         "runs[0].report.order: 2 entries",
+	} {
+		if _, err := OfLimited([]byte(doc), typ, limits); !errors.Is(err, ErrTooMany) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrTooMany with %q", doc, err, want)
+		}
 	}
 }

@@ -183,7 +183,7 @@ func checkFiles(files []string) error {
 // more than maxDecodedPerByte times its size (an array of {} decodes into
 // as many whole elements).
 func ReadJSON(data []byte) (*Report, error) {
-	if err := jsonsize.Bound(data, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack); err != nil {
+	if err := jsonsize.Bound(data, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack, nil); err != nil {
 		return nil, err
 	}
 	var r Report
