@@ -125,6 +125,22 @@ const (
 	decodedSlack      = 1 << 20
 )
 
+// arrayLimits are the most entries a matrix writes into the arrays of a
+// matrix.json of known length, counted before it is decoded: runs of at
+// most MaxRepeat passes over the built-in conditions, specs within their
+// count limits, an outage report per outage.
+var arrayLimits = map[string]int{
+	"conditions":                    maxConditions,
+	"configs":                       scenarios.MaxConfigs,
+	"runs":                          MaxRepeat * maxConditions,
+	"runs.report.spec.configs":      scenarios.MaxConfigs,
+	"runs.report.spec.link.outages": scenarios.MaxOutages,
+	"runs.report.spec.link.changes": scenarios.MaxLinkChanges,
+	"runs.report.configs":           scenarios.MaxConfigs,
+	"runs.report.order":             scenarios.MaxConfigs,
+	"runs.report.configs.*.outages": scenarios.MaxOutages,
+}
+
 // jsonKind names a matrix.json in the errors.
 const jsonKind = "a matrix.json"
 
@@ -181,9 +197,9 @@ func checkFiles(files []string) error {
 // written, naming the field by its JSON path (runs[3].pass: see
 // Report.validate), and before decoding it, one that would decode into
 // more than maxDecodedPerByte times its size (an array of {} decodes into
-// as many whole elements).
+// as many whole elements) or has more entries than arrayLimits allow.
 func ReadJSON(data []byte) (*Report, error) {
-	if err := jsonsize.Bound(data, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack, nil); err != nil {
+	if err := jsonsize.Bound(data, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack, arrayLimits); err != nil {
 		return nil, err
 	}
 	var r Report

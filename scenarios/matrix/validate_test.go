@@ -150,8 +150,9 @@ func TestMergeFilesChecksFilesFirst(t *testing.T) {
 }
 
 // A matrix.json of runs written smaller than a matrix writes them (300,000
-// runs of {"report":{}} took 294 MB for 17 MB) is refused before it is
-// decoded, naming the array, in little more memory than the file.
+// runs of {"report":{}} took 294 MB for 17 MB), or of more runs than any
+// matrix makes, is refused before it is decoded, naming the array, in
+// little more memory than the file.
 func TestReadJSONRefusesDenseRuns(t *testing.T) {
 	js, err := json.Marshal(runShard(t, Shard{}))
 	if err != nil {
@@ -161,19 +162,24 @@ func TestReadJSONRefusesDenseRuns(t *testing.T) {
 	if err := json.Unmarshal(js, &top); err != nil {
 		t.Fatal(err)
 	}
-	top["runs"] = json.RawMessage("[" + strings.Repeat(`{"condition":"a","pass":1,"report":{}},`, 99_999) + `{}]`)
-	dense, err := json.Marshal(top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err = ReadJSON(dense)
-	runtime.ReadMemStats(&after)
-	if want := "runs: 100000 entries in "; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("ReadJSON: %v\nwant an error starting %q", err, want)
-	}
-	if alloc, most := after.TotalAlloc-before.TotalAlloc, uint64(len(dense)/2+1<<20); alloc > most {
-		t.Errorf("ReadJSON of %d bytes allocated %d, want at most %d", len(dense), alloc, most)
+	for n, want := range map[int]string{
+		9_000:   "runs: 9000 entries in 350965 bytes would take",
+		300_000: "runs: 300000 entries, more than its kind of file holds: at most 10000",
+	} {
+		top["runs"] = json.RawMessage("[" + strings.Repeat(`{"condition":"a","pass":1,"report":{}},`, n-1) + `{}]`)
+		dense, err := json.Marshal(top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = ReadJSON(dense)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ReadJSON: %v\nwant an error starting %q", err, want)
+		}
+		if alloc, most := after.TotalAlloc-before.TotalAlloc, uint64(len(dense)/2+1<<20); alloc > most {
+			t.Errorf("ReadJSON of %d bytes allocated %d, want at most %d", len(dense), alloc, most)
+		}
 	}
 }
