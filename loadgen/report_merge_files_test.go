@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
@@ -10,6 +11,7 @@ import (
 func TestMergeFiles(t *testing.T) {
 	dir := t.TempDir()
 	a, b := validRun(t), validRun(t)
+	b.Start = b.Start.Add(time.Nanosecond) // another run, side by side
 	files := []string{
 		writeReport(t, dir, "a.json", loadgen.Report{Result: &a}),
 		writeReport(t, dir, "b.json", loadgen.Report{Result: &b}),

@@ -1,41 +1,69 @@
 package loadgen
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"reflect"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/infile"
+	"github.com/tunnelprobe/tunnelprobe/internal/jsonsize"
 )
 
 // MaxReportSize is the largest file ReadJSON reads. load --json writes
 // about 420 bytes of series a second of a run, so a run of minutes takes
 // well under a megabyte, a day-long soak some 36 MB, and 256 MiB holds a
 // week; a histogram's 23,552 counts take a few hundred kB at most. A
-// larger file is refused before it is read: with the checks of
-// reportShape, which keep what a file decodes into no larger than its
-// text, this bounds the memory a file can take.
+// larger file is refused before it is read: with maxDecodedPerByte, this
+// bounds the memory a file can take.
 const MaxReportSize = 256 << 20
+
+// maxDecodedPerByte bounds the memory a report decodes into, per byte of
+// it, past decodedSlack: a histogram's counts written as 0, (2 bytes for
+// 8 in memory) take 4 times their text, and everything else load writes
+// less (it writes every field of a second, over 220 bytes for 128), while
+// a series of {} would take 40 times.
+const (
+	maxDecodedPerByte = 4
+	decodedSlack      = 1 << 20
+)
+
+// arrayLimits are the most entries that load writes into the arrays of a
+// report of known length, checked before it is decoded: one count for each
+// error kind, and no more counts than the latency histogram has (a file of
+// 256 MiB of counts would decode into a gigabyte).
+var arrayLimits = func() map[string]int {
+	limits := map[string]int{}
+	for _, at := range []string{"", "levels."} {
+		limits[at+"errors"] = len(ErrorKinds)
+		limits[at+"histograms.connect.Counts"] = latencyGeometry.counts
+		limits[at+"histograms.probe.Counts"] = latencyGeometry.counts
+	}
+	return limits
+}()
+
+// reportKind names what ReadJSON reads, in its errors.
+const reportKind = "a report of load --json"
 
 // ReadJSON reads a report that WriteJSON wrote (load --json); the error
 // says when the file is not one, naming the field that load cannot have
 // written (see Report.Validate). Its memory is bounded by the file's size:
-// a file larger than MaxReportSize is refused unread, and no array of it
-// is decoded into more memory than its JSON text takes (see reportShape),
-// however small its entries are written.
+// a file larger than MaxReportSize, or not a regular one (a device, a
+// pipe), is refused unread, and one that would decode into more than
+// maxDecodedPerByte times its size (an array of entries written smaller
+// than load writes them) before it is decoded.
 func ReadJSON(file string) (Report, error) {
-	b, err := readLimited(file, MaxReportSize)
+	b, _, err := infile.Read(file, MaxReportSize, reportKind)
 	if err != nil {
 		return Report{}, err
 	}
-	var shape reportShape
-	if err := json.Unmarshal(b, &shape); err != nil {
+	switch err := jsonsize.Bound(b, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack, arrayLimits); {
+	case errors.Is(err, jsonsize.ErrTooDense):
+		return Report{}, fmt.Errorf("%s: %w, but load writes every field of an entry", file, err)
+	case errors.Is(err, jsonsize.ErrTooMany):
+		return Report{}, fmt.Errorf("%s: %w (load writes one count for each error kind at most, and no more counts than the latency histogram has)", file, err)
+	case err != nil:
 		return Report{}, fmt.Errorf("%s: not a load --json report: %w", file, err)
-	}
-	if err := shape.check(); err != nil {
-		return Report{}, fmt.Errorf("%s: %w", file, err)
 	}
 	var rep Report
 	if err := json.Unmarshal(b, &rep); err != nil {
@@ -53,193 +81,6 @@ func ReadJSON(file string) (Report, error) {
 	return rep, nil
 }
 
-// readLimited reads file, refusing one of more than limit bytes: by its
-// size before reading, and by what it yields while reading (a pipe, or a
-// file that grows).
-func readLimited(file string, limit int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tooLarge := func(size int64) error {
-		return fmt.Errorf("%s: %d bytes, more than the %d (%d MiB) a report of load --json can take", file, size, limit, limit>>20)
-	}
-	// Sized by the file, as os.ReadFile does, the buffer is allocated once.
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		if size = fi.Size(); size > limit {
-			return nil, tooLarge(size)
-		}
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	if int64(buf.Len()) > limit {
-		return nil, tooLarge(int64(buf.Len()))
-	}
-	return buf.Bytes(), nil
-}
-
-// reportShape is a report read for the sizes of its arrays only, before
-// it is read in full: encoding/json decodes an array into as many
-// elements as it has, so a Second written as {} (2 bytes) would take the
-// 128 bytes of a Second, and 30 MB of them gigabytes.
-type reportShape struct {
-	resultShape
-	Levels levelShapes `json:"levels"`
-}
-
-// resultShape holds the sizes of a Result's arrays and maps.
-type resultShape struct {
-	Series     jsonSize `json:"series"`
-	Errors     jsonSize `json:"errors"`
-	Histograms struct {
-		Connect snapshotShape `json:"connect"`
-		Probe   snapshotShape `json:"probe"`
-	} `json:"histograms"`
-}
-
-type snapshotShape struct {
-	Counts jsonSize
-}
-
-// jsonSize is the number of elements of a JSON array (or members of an
-// object) and the length of its text. A key given twice is decoded
-// twice, so both add up.
-type jsonSize struct {
-	n, bytes int
-}
-
-func (s *jsonSize) UnmarshalJSON(b []byte) error {
-	s.n += jsonElements(b)
-	s.bytes += len(b)
-	return nil
-}
-
-// levelShapes are the shapes of a sweep's levels, decoded only when the
-// levels are not more than their text could hold (see dense).
-type levelShapes struct {
-	size   jsonSize
-	levels []resultShape
-}
-
-func (l *levelShapes) UnmarshalJSON(b []byte) error {
-	if err := l.size.UnmarshalJSON(b); err != nil {
-		return err
-	}
-	if dense(l.size, resultBytes) {
-		return nil // check refuses it
-	}
-	var levels []resultShape
-	if err := json.Unmarshal(b, &levels); err != nil {
-		return err
-	}
-	l.levels = append(l.levels, levels...)
-	return nil
-}
-
-// In memory, a Second and a Result take these many bytes.
-var (
-	secondBytes = int(reflect.TypeFor[Second]().Size())
-	resultBytes = int(reflect.TypeFor[Result]().Size())
-)
-
-// dense reports whether the elements of s take more memory, at each bytes,
-// than their JSON text takes: load --json writes every field of a Second
-// (over 220 bytes even without indentation) and of a Result, so a real
-// report never is.
-func dense(s jsonSize, each int) bool {
-	return s.n > s.bytes/each
-}
-
-// check refuses a report whose arrays would take more memory than its text
-// (see dense), or have more entries than load writes: one count for each
-// error kind at most, and no more counts than the latency histogram has.
-func (sh reportShape) check() error {
-	if dense(sh.Levels.size, resultBytes) {
-		return fmt.Errorf("levels: %d levels in %d bytes, but load writes every field of a level, more than the %d bytes each takes in memory",
-			sh.Levels.size.n, sh.Levels.size.bytes, resultBytes)
-	}
-	if err := sh.resultShape.check(); err != nil {
-		return err
-	}
-	for i, l := range sh.Levels.levels {
-		if err := l.check(); err != nil {
-			return fmt.Errorf("levels[%d].%w", i, err)
-		}
-	}
-	return nil
-}
-
-func (sh resultShape) check() error {
-	if dense(sh.Series, secondBytes) {
-		return fmt.Errorf("series: %d entries in %d bytes, but load writes every field of an entry, more than the %d bytes each takes in memory",
-			sh.Series.n, sh.Series.bytes, secondBytes)
-	}
-	if sh.Errors.n > len(ErrorKinds) {
-		return fmt.Errorf("errors: %d counts, but load writes one for each kind at most (%d)", sh.Errors.n, len(ErrorKinds))
-	}
-	for _, h := range []struct {
-		name string
-		s    snapshotShape
-	}{{"connect", sh.Histograms.Connect}, {"probe", sh.Histograms.Probe}} {
-		if h.s.Counts.n > latencyGeometry.counts {
-			return fmt.Errorf("histograms.%s.Counts: %d counts, but the latency histogram has %d", h.name, h.s.Counts.n, latencyGeometry.counts)
-		}
-	}
-	return nil
-}
-
-// jsonElements returns the number of elements of raw, a JSON array, or of
-// members of raw, a JSON object; 0 for anything else. encoding/json has
-// checked raw's syntax, so counting the commas outside strings and nested
-// values is enough.
-func jsonElements(raw []byte) int {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || (raw[0] != '[' && raw[0] != '{') {
-		return 0
-	}
-	commas, depth, empty := 0, 0, true
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		}
-		if depth == 1 && c != ']' && c != '}' {
-			empty = false
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 1 {
-				commas++
-			}
-		}
-	}
-	if empty {
-		return 0
-	}
-	return commas + 1
-}
-
 // MergeReports merges reports of runs that ran side by side exactly (see
 // Merge): single runs into one run, sweeps level by level; every sweep must
 // have the same levels. names (the files they were read from) name the
@@ -249,16 +90,11 @@ func MergeReports(reports []Report, names []string) (Report, error) {
 		return Report{}, errors.New("loadgen: MergeReports needs one name per report, and a report")
 	}
 	files := names
+	if err := sameKind(reports, files); err != nil {
+		return Report{}, err
+	}
 	sweep := reports[0].Result == nil
 	levels := len(reports[0].Levels)
-	for i, r := range reports {
-		switch {
-		case (r.Result == nil) != sweep:
-			return Report{}, fmt.Errorf("%s is a sweep and %s is not: merge runs with runs, sweeps with sweeps", sweepFile(files, reports), runFile(files, reports))
-		case sweep && len(r.Levels) != levels:
-			return Report{}, fmt.Errorf("%s has %d levels, %s has %d: sweeps merge only level by level", files[i], len(r.Levels), files[0], levels)
-		}
-	}
 	name := func(i int) string { return files[i] }
 	if !sweep {
 		results := make([]Result, len(reports))
@@ -284,6 +120,22 @@ func MergeReports(reports []Report, names []string) (Report, error) {
 		out.Levels = append(out.Levels, m)
 	}
 	return out, nil
+}
+
+// sameKind refuses reports (read from files) that do not merge: runs with
+// sweeps, or sweeps of different numbers of levels.
+func sameKind(reports []Report, files []string) error {
+	sweep := reports[0].Result == nil
+	levels := len(reports[0].Levels)
+	for i, r := range reports {
+		switch {
+		case (r.Result == nil) != sweep:
+			return fmt.Errorf("%s is a sweep and %s is not: merge runs with runs, sweeps with sweeps", sweepFile(files, reports), runFile(files, reports))
+		case sweep && len(r.Levels) != levels:
+			return fmt.Errorf("%s has %d levels, %s has %d: sweeps merge only level by level", files[i], len(r.Levels), files[0], levels)
+		}
+	}
+	return nil
 }
 
 // sweepFile names the first sweep of reports.

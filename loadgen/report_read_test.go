@@ -3,12 +3,14 @@ package loadgen_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,7 +143,8 @@ func TestReadJSONRefusesImpossibleFields(t *testing.T) {
 		{"more counts than the histogram", func(r *loadgen.Result) {
 			c := fullCounts(r)
 			r.Histograms.Connect.Counts = append(c, 1, 1)
-		}, "histograms.connect.Counts: " + itoa(len(loadgen.NewLatencyHistogram().Export().Counts)+2) + " counts, but the latency histogram has"},
+		}, "histograms.connect.Counts: " + itoa(len(loadgen.NewLatencyHistogram().Export().Counts)+2) + " entries, more than its kind of file holds: at most " +
+			itoa(len(loadgen.NewLatencyHistogram().Export().Counts))},
 		{"significant figures 0", func(r *loadgen.Result) {
 			r.Histograms.Probe.SignificantFigures = 0
 		}, "histograms.probe.SignificantFigures: 0, but every latency histogram has 3"},
@@ -294,7 +297,8 @@ func denseReport(t testing.TB, key, elem string, n int) []byte {
 }
 
 // TestReadJSONRefusesDenseArrays: entries written smaller than load ever
-// writes them would decode into far more memory than the file takes.
+// writes them would decode into far more memory than the file takes; the
+// array is named (the first of a key given twice is decoded too).
 func TestReadJSONRefusesDenseArrays(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -302,14 +306,16 @@ func TestReadJSONRefusesDenseArrays(t *testing.T) {
 		body []byte
 		want string
 	}{
-		{"series of empty entries", denseReport(t, "series", "{}", 1000), "series: 1000 entries in 3001 bytes"},
-		{"series of bare seconds", denseReport(t, "series", `{"t":1767323045}`, 1000), "series: 1000 entries in 17001 bytes"},
-		{"levels of empty results", denseReport(t, "levels", "{}", 1000), "levels: 1000 levels in 3001 bytes"},
-		{"nested dense series", []byte(`{"levels":[{"series":[` + strings.Repeat("{},", 99) + `{}],"target":"` + strings.Repeat("x", 400) + `"}]}`),
-			"levels[0].series: 100 entries in 301 bytes"},
+		{"series of empty entries", denseReport(t, "series", "{}", 20_000), "series: 20000 entries in 60001 bytes would take 2560000 bytes"},
+		{"series of bare seconds", denseReport(t, "series", `{"t":1767323045}`, 50_000), "series: 50000 entries in 850001 bytes"},
+		{"levels of empty results", denseReport(t, "levels", "{}", 20_000), "levels: 20000 entries in 60001 bytes"},
+		{"nested dense series", []byte(`{"levels":[{"series":[` + strings.Repeat("{},", 19_999) + `{}],"target":"` + strings.Repeat("x", 400) + `"}]}`),
+			"levels[0].series: 20000 entries in 60001 bytes"},
+		{"series given twice", []byte(`{"series":[` + strings.Repeat("{},", 19_999) + `{}],"series":[]}`), "series: 20000 entries in 60001 bytes"},
 		{"error kinds given twice", []byte(`{"target":"a:1","errors":{"refused":1,"refused":1,"refused":1,"refused":1,"refused":1,"refused":1,"refused":1}}`),
-			"errors: 7 counts, but load writes one for each kind at most (6)"},
-		{"series given twice", []byte(`{"series":[` + strings.Repeat("{},", 999) + `{}],"series":[]}`), "series: 1000 entries in 3003 bytes"},
+			"errors: 7 entries, more than its kind of file holds: at most 6"},
+		{"counts past the histogram", []byte(`{"levels":[{"histograms":{"probe":{"counts":[` + strings.Repeat("0,", 23_552) + `0]}}}]}`),
+			"levels[0].histograms.probe.counts: 23553 entries, more than its kind of file holds: at most 23552"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "dense.json")
@@ -363,6 +369,33 @@ func TestReadJSONRefusesLargeFile(t *testing.T) {
 	_, err = loadgen.ReadJSON(path)
 	if want := path + ": 268435457 bytes, more than the 268435456 (256 MiB)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("ReadJSON: %v\nwant an error with %q", err, want)
+	}
+}
+
+// TestReadJSONRefusesWhatIsNoFile: a link to /dev/zero, which never ends,
+// and a named pipe, which has no size and blocks its reader, are refused
+// unread (/dev/zero took a gigabyte of memory before it was refused as too
+// large).
+func TestReadJSONRefusesWhatIsNoFile(t *testing.T) {
+	dir := t.TempDir()
+	zero, fifo := filepath.Join(dir, "zero.json"), filepath.Join(dir, "fifo.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, kind := range map[string]string{zero: "a device", fifo: "a named pipe"} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := loadgen.ReadJSON(name)
+		runtime.ReadMemStats(&after)
+		if want := name + ": " + kind + ", not a regular file"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadJSON: %v\nwant an error with %q", err, want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+			t.Errorf("ReadJSON(%s) allocated %d bytes before refusing it", name, alloc)
+		}
 	}
 }
 
@@ -423,7 +456,8 @@ func TestMergeReportsRefusesOverflow(t *testing.T) {
 }
 
 // FuzzReadJSON: ReadJSON never panics, and whatever it accepts merges, into
-// percentiles within the latency histogram's range.
+// percentiles within the latency histogram's range, and is summarised,
+// written and plotted as load merge does.
 func FuzzReadJSON(f *testing.F) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "report.json.golden"))
 	if err != nil {
@@ -476,6 +510,13 @@ func FuzzReadJSON(f *testing.F) {
 		}
 		if err := m.Validate(); err != nil {
 			t.Fatalf("the merge of an accepted report is not one: %v", err)
+		}
+		// What load merge prints and plots of it.
+		if err := m.WriteSummaries(io.Discard); err != nil {
+			t.Fatalf("the summary of an accepted report: %v", err)
+		}
+		if err := m.WriteFiles(filepath.Join(t.TempDir(), "m.json"), filepath.Join(t.TempDir(), "m.png")); err != nil {
+			t.Fatalf("the files of an accepted report: %v", err)
 		}
 		// Merged with itself every counter doubles: a sum may overflow,
 		// and must then be refused as such.

@@ -33,16 +33,8 @@ type Margin struct {
 // link worked (working): its prober on tl's probes, its evidence on the
 // stretches without proof of life.
 func margin(cfg ConfigSpec, tl Timeline, working workingTime) Margin {
-	p := cfg.Prober
-	m := Margin{FailureThreshold: cmp.Or(p.FailureThreshold, prober.DefaultKubeletFailureThreshold)}
-	timeout := cmp.Or(p.Timeout.Duration, prober.DefaultKubeletTimeout)
-	if p.Kind == "docker" {
-		m.FailureThreshold = cmp.Or(p.FailureThreshold, prober.DefaultDockerRetries)
-		timeout = cmp.Or(p.Timeout.Duration, prober.DefaultDockerTimeout)
-	}
-	m.TimeoutMS = float64(timeout.Milliseconds())
-	if e := cfg.Health.Evidence; e != nil {
-		m.ToleranceMS = float64(cmp.Or(e.Window.Duration, middleware.DefaultEvidenceWindow).Milliseconds())
+	m := marginLimits(cfg)
+	if cfg.Health.Evidence != nil {
 		for _, g := range tl.ProofGaps {
 			m.LongestWithoutProofMS = max(m.LongestWithoutProofMS, 1000*working.longestPiece(float64(g[0]), float64(g[1])))
 		}
@@ -59,6 +51,23 @@ func margin(cfg ConfigSpec, tl Timeline, working workingTime) Margin {
 			inARow++
 			m.MostFailedInARow = max(m.MostFailedInARow, inARow)
 		}
+	}
+	return m
+}
+
+// marginLimits is the part of a Margin that configuration cfg sets rather
+// than measures: its prober's threshold and timeout, its evidence's window.
+func marginLimits(cfg ConfigSpec) Margin {
+	p := cfg.Prober
+	m := Margin{FailureThreshold: cmp.Or(p.FailureThreshold, prober.DefaultKubeletFailureThreshold)}
+	timeout := cmp.Or(p.Timeout.Duration, prober.DefaultKubeletTimeout)
+	if p.Kind == "docker" {
+		m.FailureThreshold = cmp.Or(p.FailureThreshold, prober.DefaultDockerRetries)
+		timeout = cmp.Or(p.Timeout.Duration, prober.DefaultDockerTimeout)
+	}
+	m.TimeoutMS = float64(timeout.Milliseconds())
+	if e := cfg.Health.Evidence; e != nil {
+		m.ToleranceMS = float64(cmp.Or(e.Window.Duration, middleware.DefaultEvidenceWindow).Milliseconds())
 	}
 	return m
 }

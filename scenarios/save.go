@@ -42,17 +42,17 @@ func Save(r Results, dir, jsonPath string) (savedIn string, err error) {
 	return savedIn, err
 }
 
-// WriteCIFiles writes runs as JUnit XML to junit and as a CI job summary
-// to summary, each if set (see WriteJUnit and WriteCISummary).
+// WriteCIFiles writes runs as JUnit XML to junit (replacing it,
+// atomically) and as a CI job summary appended to summary (CI systems
+// append each step's summary to $GITHUB_STEP_SUMMARY), each if set (see
+// WriteJUnit and WriteCISummary).
 func WriteCIFiles(junit, summary string, runs []CIRun) error {
 	var errs []error
-	for _, f := range []struct {
-		path  string
-		write func(io.Writer, []CIRun) error
-	}{{junit, WriteJUnit}, {summary, WriteCISummary}} {
-		if f.path != "" {
-			errs = append(errs, output.File(f.path, func(w io.Writer) error { return f.write(w, runs) }))
-		}
+	if junit != "" {
+		errs = append(errs, output.File(junit, func(w io.Writer) error { return WriteJUnit(w, runs) }))
+	}
+	if summary != "" {
+		errs = append(errs, output.Append(summary, func(w io.Writer) error { return WriteCISummary(w, runs) }))
 	}
 	return errors.Join(errs...)
 }

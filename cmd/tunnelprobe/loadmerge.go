@@ -22,8 +22,9 @@ or between the files.
 
 A file that load --json cannot have written (a negative count, a histogram
 of another geometry or with samples out of its range, a series longer than
-the run, a file over 256 MiB) is refused, naming the file and the field, as
-is a sum that would overflow.
+the run, a file over 256 MiB or no regular file) is refused, naming the file
+and the field, as is a sum that would overflow and a file given twice (by
+name, through a link, or a copy of it).
 `
 
 // loadMergeFlags are the flags of "load merge".

@@ -275,7 +275,20 @@ func TestLoadMergeErrors(t *testing.T) {
 	// Each valid (a run of 127 years could move that much), together too
 	// much for int64.
 	huge := func(r *loadgen.Result) { r.DurationSeconds, r.BytesDown = 4e9, 5e18 }
-	hugeA, hugeB := writeResult("huge-a.json", huge), writeResult("huge-b.json", huge)
+	hugeA := writeResult("huge-a.json", huge)
+	hugeB := writeResult("huge-b.json", func(r *loadgen.Result) { huge(r); r.Start = r.Start.Add(time.Nanosecond) })
+	// A file given twice, under its name or a link's, or copied: its
+	// figures would count twice.
+	link, copied, sweepCopy := filepath.Join(dir, "link.json"), filepath.Join(dir, "copy.json"), filepath.Join(dir, "sweep-copy.json")
+	if err := os.Symlink(run, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := (loadgen.Report{Result: &r}).WriteFiles(copied, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := (loadgen.Report{Levels: []loadgen.Result{r}}).WriteFiles(sweepCopy, ""); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -292,6 +305,10 @@ func TestLoadMergeErrors(t *testing.T) {
 		{"run and sweep", []string{run, sweep}, 1, "merge runs with runs"},
 		{"negative counter", []string{run, negative}, 1, "negative.json: bytes_up: negative count -5"},
 		{"impossible histogram", []string{sigFigs, run}, 1, "sigfigs.json: histograms.connect.SignificantFigures: 0, but every latency histogram has 3"},
+		{"a file twice", []string{run, negative, run}, 1, run + " and " + run + " are the same file: merged twice"},
+		{"a link to a file", []string{run, link}, 1, run + " and " + link + " are the same file"},
+		{"a copy", []string{run, copied}, 1, copied + " holds the run of " + run + " (the same start, duration and counts)"},
+		{"a level copied", []string{sweep, sweepCopy}, 1, sweepCopy + ", level 1 holds the run of " + sweep + ", level 1"},
 		{"sum overflows", []string{hugeA, hugeB}, 1, "huge-b.json: bytes_down: its 5000000000000000000 and the 5000000000000000000 of the results before it overflow the sum"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -146,13 +147,18 @@ func TestLoadCommandMetrics(t *testing.T) {
 
 func TestLoadCommandMerge(t *testing.T) {
 	t.Parallel()
-	r := resultOf([]event{{t: 5, kind: evConnect, latency: time.Millisecond}}, time.Unix(5, 0), 5, 5, 1)
-	file := filepath.Join(t.TempDir(), "r.json")
-	if err := (loadgen.Report{Result: &r}).WriteFiles(file, ""); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	var files []string
+	for i, lat := range []time.Duration{time.Millisecond, 2 * time.Millisecond} {
+		r := resultOf([]event{{t: 5, kind: evConnect, latency: lat}}, time.Unix(5, 0), 5, 5, 1)
+		file := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		if err := (loadgen.Report{Result: &r}).WriteFiles(file, ""); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, file)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := loadCommand(t.Context(), []string{"merge", file, file}, noEnv, &stdout, &stderr); code != 0 {
+	if code := loadCommand(t.Context(), append([]string{"merge"}, files...), noEnv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, &stderr)
 	}
 	if !strings.Contains(stdout.String(), "merged 2 results") || !strings.Contains(stdout.String(), "2 requested") {

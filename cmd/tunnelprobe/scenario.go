@@ -78,7 +78,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 			return cliflag.UsageError(stderr, name, fmt.Errorf("invalid value %d for flag --repeat: %w", repeat, err))
 		}
 	}
-	if outs.dir, err = chooseOut(outs.dir, stdout); err != nil {
+	if outs.dir, err = chooseOut(outs.dir, true, stdout); err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
 	if single {
@@ -97,13 +97,19 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 // chooseOut returns the folder the results go into: out, or, when out holds
 // an earlier run's results, which are never overwritten, the next free
 // out-2, out-3..., said on stdout. It is checked before any lab starts, not
-// after a run of many minutes; an error names --out.
-func chooseOut(out string, stdout io.Writer) (string, error) {
+// after a run of many minutes, and created if create is set (else only
+// found creatable, for a command that may refuse its input yet); an error
+// names --out.
+func chooseOut(out string, create bool, stdout io.Writer) (string, error) {
 	if free := output.FreeDir(out, "report.md", "matrix.md"); free != out {
 		fmt.Fprintf(stdout, "%s holds an earlier run's results: writing into %s\n", out, free)
 		out = free
 	}
-	if err := output.CheckDir(out, true); err != nil {
+	err := output.CheckNewDir(out)
+	if create {
+		err = output.CheckDir(out, true)
+	}
+	if err != nil {
 		return "", fmt.Errorf("invalid value %q for flag --out: %w", out, err)
 	}
 	return out, nil
@@ -119,7 +125,7 @@ func (o *scenarioOutputs) register(fs *flag.FlagSet) {
 	fs.Var(cliflag.OutputFile(&o.json), "json", "also write report.json (or matrix.json) to this `file`")
 	fs.Var(cliflag.OutputFile(&o.junit), "junit", "also write JUnit XML to this `file`, for CI: a test case per configuration and run,\n"+
 		"failing for each bound of its expect that it broke")
-	fs.Var(cliflag.OutputFile(&o.summary), "summary", "also write a Markdown summary to this `file`, fit for a CI job summary ($GITHUB_STEP_SUMMARY)")
+	fs.Var(cliflag.OutputFile(&o.summary), "summary", "also append a Markdown summary to this `file`, fit for a CI job summary ($GITHUB_STEP_SUMMARY)")
 }
 
 // reproduceCommand is the command that runs spec again, read from specPath

@@ -584,8 +584,9 @@ configs:
 
 // Shards of a --repeat run on "machines" of their own, merged: the whole
 // matrix's runs and rates. A shard does not judge its bounds (exit 0); the
-// merge does (exit 1, and --junit). A shard merged twice is refused; a bad
-// --shard is bad usage naming it.
+// merge does (exit 1, and --junit; --summary appended to what the file
+// held). A shard merged twice is refused, and so is one that no matrix
+// writes, before anything is written; a bad --shard is bad usage naming it.
 func TestScenarioShardsMerge(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "tiny.yaml")
@@ -613,14 +614,23 @@ configs:
 		}
 		shards = append(shards, filepath.Join(out, "matrix.json"))
 	}
-	merged, junit := filepath.Join(dir, "merged"), filepath.Join(dir, "junit.xml")
+	merged, junit, summary := filepath.Join(dir, "merged"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+	// The CI system's summary of the steps before is kept: the merge's is
+	// appended.
+	if err := os.WriteFile(summary, []byte("## the build step\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
-	if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", merged, "--junit", junit}, shards...), noEnv, &stdout, &stderr); code != 1 ||
+	args := append([]string{"merge", "--out", merged, "--junit", junit, "--summary", summary}, shards...)
+	if code := scenarioCommand(t.Context(), args, noEnv, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "run 2 (tiny, seed 2): configuration k8s broke its expectation: detection") {
 		t.Fatalf("merge: exit %d, want 1 naming the broken bound\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	if x, err := os.ReadFile(junit); err != nil || strings.Count(string(x), "<failure") != 2 {
 		t.Errorf("merge --junit: %v\n%s", err, x)
+	}
+	if md, err := os.ReadFile(summary); err != nil || !strings.HasPrefix(string(md), "## the build step\n## tunnelprobe scenario: 2 bound(s) broken") {
+		t.Errorf("merge --summary: %v, want the earlier summary kept and the merge's after it:\n%s", err, md)
 	}
 	raw, err := os.ReadFile(filepath.Join(merged, "matrix.json"))
 	if err != nil {
@@ -635,8 +645,59 @@ configs:
 		!strings.Contains(stderr.String(), "merged twice") {
 		t.Errorf("a shard merged twice: exit %d, %s", code, stderr.String())
 	}
+	mergeRefusesBeforeWriting(t, dir, shards)
 	stderr.Reset()
 	if code := scenarioCommand(t.Context(), []string{"--repeat", "2", "--shard", "2/2"}, noEnv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--shard") {
 		t.Errorf("--shard 2/2: exit %d, %s", code, stderr.String())
+	}
+}
+
+// mergeRefusesBeforeWriting merges shards with a broken copy of the first
+// (an empty report, which panicked in the plot after --out was made), and
+// with an output flag that cannot be written (--junit at a link into a
+// missing folder, which failed after the merge): the first is refused
+// (exit 1) naming the file and the field, the second is bad usage naming
+// the flag (exit 2), and neither writes anything.
+func mergeRefusesBeforeWriting(t *testing.T, dir string, shards []string) {
+	t.Helper()
+	raw, err := os.ReadFile(shards[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var broken matrix.Report
+	if err := json.Unmarshal(raw, &broken); err != nil {
+		t.Fatal(err)
+	}
+	broken.Runs[0].Report = &scenarios.Report{}
+	bad := filepath.Join(dir, "broken.json")
+	if raw, err = json.Marshal(&broken); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling.xml")
+	if err := os.Symlink(filepath.Join(dir, "missing", "junit.xml"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	out, junit := filepath.Join(dir, "refused", "results"), filepath.Join(dir, "refused.xml")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--junit", junit, bad, shards[1]}, 1, bad + ": runs[0].report.spec: "},
+		{[]string{"--junit", dangling, shards[0], shards[1]}, 2, "for flag --junit: no such directory " + filepath.Join(dir, "missing")},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", out}, tc.args...), noEnv, &stdout, &stderr); code != tc.code ||
+			!strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "panic") {
+			t.Errorf("merge %v: exit %d, want %d with %q\n%s", tc.args, code, tc.code, tc.want, stderr.String())
+		}
+		for _, p := range []string{filepath.Dir(out), junit, filepath.Join(dir, "missing")} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("merge %v wrote %s", tc.args, p)
+			}
+		}
 	}
 }

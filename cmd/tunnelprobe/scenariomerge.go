@@ -14,8 +14,10 @@ const scenarioMergeUsage = `Usage: tunnelprobe scenario merge [flags] FILE...
 Merge the matrix.json files of a matrix's shards (scenario --shard i/n) into
 the whole matrix, its rates recomputed from every run, never averaged, and
 write it as the matrix does; exit 1 when a run broke a bound of its expect
-(shards leave that to the merge). Files of different matrices and a shard
-merged twice are refused.
+(shards leave that to the merge). Files of different matrices, a shard
+merged twice and a file no matrix writes (a field out of its range, a run
+the matrix does not make, no regular file, over 2 GiB) are refused, naming
+the file and the field, before anything is written.
 `
 
 // scenarioMerge is "tunnelprobe scenario merge"; args follow "merge".
@@ -28,8 +30,10 @@ func scenarioMerge(args []string, getenv func(string) string, stdout, stderr io.
 	if !ok {
 		return code
 	}
+	// --out is made only once every file is found sound: a refused merge
+	// leaves nothing behind.
 	var err error
-	if outs.dir, err = chooseOut(outs.dir, stdout); err != nil {
+	if outs.dir, err = chooseOut(outs.dir, false, stdout); err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}
 	rep, err := matrix.MergeFiles(files)

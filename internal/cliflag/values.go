@@ -7,8 +7,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -247,24 +245,16 @@ func AddrVar(fs *flag.FlagSet, name, def string, allowEmpty bool, usage string) 
 }
 
 // OutputFile returns a flag value for *p that takes the path of a file to
-// write: not a directory, in a directory that exists and takes a file. What
-// is wrong is found when the flag is set rather than after a run of many
-// minutes. "" means none.
+// write, as output.File or output.Append writes it (output.CheckFile): not
+// a directory, in a directory that exists and takes a file (that of a
+// symbolic link's target, also a dangling link's), or an existing file
+// that opens for writing. What is wrong is found when the flag is set
+// rather than after a run of many minutes. "" means none.
 func OutputFile(p *string) flag.Value {
 	return String(p, func(s string) (string, error) {
 		if s == "" {
 			return s, nil
 		}
-		dir := filepath.Dir(s)
-		if st, err := os.Stat(s); err == nil && st.IsDir() {
-			return "", errors.New("a directory, want a file")
-		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return "", fmt.Errorf("no such directory %s", dir)
-		}
-		if err := output.CheckDir(dir, false); err != nil {
-			return "", err
-		}
-		return s, nil
+		return s, output.CheckFile(s)
 	})
 }

@@ -2,12 +2,14 @@ package output
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,6 +156,83 @@ func CheckDir(dir string, create bool) error {
 		return err
 	}
 	return errors.Join(tmp.Close(), os.Remove(tmp.Name()))
+}
+
+// CheckNewDir makes sure dir can be created and written into, creating
+// nothing: dir if it exists, else the nearest folder on its path that does,
+// must take a new file. For a folder that is to be made only once there is
+// something to write into it.
+func CheckNewDir(dir string) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		switch {
+		case err == nil && !st.IsDir():
+			return fmt.Errorf("%s is not a folder", d)
+		case err == nil:
+			return CheckDir(d, false)
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: a file on the path
+			return err
+		case filepath.Dir(d) == d:
+			return err
+		}
+	}
+}
+
+// CheckFile makes sure File (and Append) can write path, before a run
+// rather than after it, creating nothing: path, or the target of a
+// symbolic link (also a dangling one), must not be a folder, and must
+// either be in a folder that takes a new file or be an existing file open
+// for writing (which File then writes in place); a device or pipe is
+// written as it is.
+func CheckFile(path string) error {
+	target := resolve(path)
+	via := ""
+	if target != path {
+		via = fmt.Sprintf(" (%s links to %s)", path, target)
+	}
+	st, err := os.Stat(target)
+	exists := err == nil
+	switch {
+	case exists && st.IsDir():
+		return fmt.Errorf("a directory%s, want a file", via)
+	case exists && (!st.Mode().IsRegular() || underDevOrProc(target)):
+		return nil
+	case !exists && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	dir := filepath.Dir(target)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("no such directory %s%s", dir, via)
+	}
+	if err := CheckDir(dir, false); err == nil || !exists {
+		return err
+	}
+	// An existing file in a folder that takes no new file: File writes it
+	// in place, if it opens for writing.
+	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// Append adds what write writes to the end of path, creating it (0666
+// before the umask) if need be: for a file that others write to as well,
+// such as a CI job's summary ($GITHUB_STEP_SUMMARY), to which a CI system
+// appends each step's and which a renamed file would replace. write fills
+// a buffer first and the buffer goes in one write, so that a write that
+// fails appends nothing. A symbolic link is followed, as File does.
+func Append(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return wrapPath(path, err)
+	}
+	f, err := os.OpenFile(resolve(path), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return wrapPath(path, err)
+	}
+	_, err = f.Write(buf.Bytes())
+	return wrapPath(path, errors.Join(err, f.Close()))
 }
 
 // createTemp creates a new hidden file next to path. Unlike os.CreateTemp,

@@ -217,3 +217,81 @@ func TestFreeDir(t *testing.T) {
 		t.Errorf("with results in %s and -2: %s, want -3", dir, got)
 	}
 }
+
+// CheckFile finds what File cannot write, creating nothing: a link whose
+// target's folder is missing (File follows the link and fails there), a
+// folder; it passes what File writes, a dangling link into a folder
+// included.
+func TestCheckFile(t *testing.T) {
+	dir := t.TempDir()
+	nowhere, here := filepath.Join(dir, "nowhere.xml"), filepath.Join(dir, "here.xml")
+	if err := os.Symlink(filepath.Join(dir, "missing", "junit.xml"), nowhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("target.xml", here); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		nowhere:                            "no such directory " + filepath.Join(dir, "missing") + " (" + nowhere + " links to ",
+		dir:                                "a directory, want a file",
+		filepath.Join(dir, "no", "r.json"): "no such directory " + filepath.Join(dir, "no"),
+		here:                               "",
+		filepath.Join(dir, "new.json"):     "",
+		os.DevNull:                         "",
+	} {
+		err := CheckFile(path)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("CheckFile(%s): %v, want %q", path, err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("%d entries in the folder, want the two links", len(entries))
+	}
+}
+
+// CheckNewDir passes a folder that can be made, and makes none.
+func TestCheckNewDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := Bytes(file, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckNewDir(filepath.Join(dir, "a", "b")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
+		t.Error("CheckNewDir made a folder")
+	}
+	if err := CheckNewDir(filepath.Join(file, "results")); err == nil || !strings.Contains(err.Error(), "not a folder") {
+		t.Errorf("a folder under a file: %v", err)
+	}
+}
+
+// Append adds to what a file holds (a CI system's summary of the steps
+// before), through a link too, and a write that fails adds nothing.
+func TestAppend(t *testing.T) {
+	dir := t.TempDir()
+	path, link := filepath.Join(dir, "summary.md"), filepath.Join(dir, "link.md")
+	if err := os.Symlink("summary.md", link); err != nil {
+		t.Fatal(err)
+	}
+	add := func(p, s string) error {
+		return Append(p, func(w io.Writer) error { _, err := io.WriteString(w, s); return err })
+	}
+	if err := add(link, "step 1\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := add(path, "step 2\n"); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := Append(path, func(w io.Writer) error { io.WriteString(w, "half"); return boom }); !errors.Is(err, boom) {
+		t.Errorf("a failed write: %v", err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "step 1\nstep 2\n" {
+		t.Errorf("the file holds %q, %v; want both steps", b, err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+}

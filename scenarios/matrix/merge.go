@@ -4,22 +4,34 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/infile"
+	"github.com/tunnelprobe/tunnelprobe/internal/jsonsize"
+	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
 // Merge adds up the reports of a matrix's shards (Options.Shard, run on
 // several machines) into the whole matrix's: the runs gathered in the
 // whole matrix's order and the rates recomputed from them, from the summed
-// counts and hours, never averaged. It refuses reports of different
-// matrices (conditions, configurations, passes, a condition's spec or its
-// first seed) and a run found twice, as a shard merged twice gives. The
-// merged report's wall time is the shards' summed, its memory the largest.
+// counts and hours, never averaged. It refuses a report that no matrix
+// writes (see ReadJSON), reports of different matrices (conditions,
+// configurations, passes, a condition's spec or its first seed), a run
+// found twice, as a shard merged twice gives, and passes of the
+// conditions that would take longer than MinDuration allows. The merged
+// report's wall time is the shards' summed, its memory the largest.
 func Merge(reports ...*Report) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, fmt.Errorf("merge: no report")
+	}
+	for i, r := range reports {
+		if err := r.validate(); err != nil {
+			return nil, fmt.Errorf("merge: report %d: %w", i+1, err)
+		}
 	}
 	first := reports[0]
 	out := &Report{Started: first.Started, Conditions: first.Conditions, Configs: first.Configs, Passes: first.Passes}
@@ -49,6 +61,9 @@ func Merge(reports ...*Report) (*Report, error) {
 		out.PeakRSSBytes = max(out.PeakRSSBytes, r.PeakRSSBytes)
 		out.Interrupted = out.Interrupted || r.Interrupted
 	}
+	if err := out.checkDuration(); err != nil {
+		return nil, err
+	}
 	slices.SortStableFunc(out.Runs, func(a, b RunReport) int {
 		if a.Pass != b.Pass {
 			return a.Pass - b.Pass
@@ -57,6 +72,21 @@ func Merge(reports ...*Report) (*Report, error) {
 	})
 	out.rate()
 	return out, nil
+}
+
+// checkDuration refuses a merge whose passes over its runs' conditions
+// would take longer than MinDuration allows a matrix: no matrix made them.
+func (m *Report) checkDuration() error {
+	var specs []scenarios.Spec
+	for _, cond := range m.Conditions {
+		if i := slices.IndexFunc(m.Runs, func(r RunReport) bool { return r.Condition == cond }); i >= 0 {
+			specs = append(specs, m.Runs[i].Report.Spec)
+		}
+	}
+	if _, err := MinDuration(specs, m.Passes); err != nil {
+		return fmt.Errorf("merge: not a matrix that runs: %w", err)
+	}
+	return nil
 }
 
 // sameCondition checks that run's condition has the spec and first seed
@@ -79,16 +109,52 @@ func sameCondition(run RunReport, specs map[string][]byte, seeds map[string]uint
 	return nil
 }
 
-// MaxJSONSize bounds a matrix.json that MergeFiles reads: a pass of the
-// ten conditions writes about 5 MiB, timelines included.
-const MaxJSONSize = 1 << 30
+// MaxJSONSize bounds a matrix.json that MergeFiles reads, and the shards
+// it merges together, since they hold together what the whole matrix
+// holds: a pass of the ten built-in conditions writes about 5 MiB,
+// timelines included, and the most passes a week of runs allows (318, see
+// MinDuration) about 1.6 GB.
+const MaxJSONSize = 2 << 30
+
+// maxDecodedPerByte bounds the memory a matrix.json decodes into, per byte
+// of it, past decodedSlack: the timelines that make most of a matrix.json
+// take less memory than their text, even written without indentation,
+// while an array of {} would take up to a hundred times more.
+const (
+	maxDecodedPerByte = 3
+	decodedSlack      = 1 << 20
+)
+
+// arrayLimits are the most entries a matrix writes into the arrays of a
+// matrix.json of known length, counted before it is decoded: runs of at
+// most MaxRepeat passes over the built-in conditions, specs within their
+// count limits, an outage report per outage.
+var arrayLimits = map[string]int{
+	"conditions":                    maxConditions,
+	"configs":                       scenarios.MaxConfigs,
+	"runs":                          MaxRepeat * maxConditions,
+	"runs.report.spec.configs":      scenarios.MaxConfigs,
+	"runs.report.spec.link.outages": scenarios.MaxOutages,
+	"runs.report.spec.link.changes": scenarios.MaxLinkChanges,
+	"runs.report.configs":           scenarios.MaxConfigs,
+	"runs.report.order":             scenarios.MaxConfigs,
+	"runs.report.configs.*.outages": scenarios.MaxOutages,
+}
+
+// jsonKind names a matrix.json in the errors.
+const jsonKind = "a matrix.json"
 
 // MergeFiles reads the matrix.json files of a matrix's shards and merges
-// them (see Merge); an error names the file.
+// them (see Merge); an error names the file, and the field it refuses
+// (see ReadJSON). A file given twice (by name or through a link), or
+// shards larger together than MaxJSONSize, are refused before any is read.
 func MergeFiles(files []string) (*Report, error) {
+	if err := checkFiles(files); err != nil {
+		return nil, err
+	}
 	reports := make([]*Report, len(files))
 	for i, name := range files {
-		data, err := readBounded(name)
+		data, _, err := infile.Read(name, MaxJSONSize, jsonKind)
 		if err == nil {
 			reports[i], err = ReadJSON(data)
 		}
@@ -103,28 +169,45 @@ func MergeFiles(files []string) (*Report, error) {
 	return rep, nil
 }
 
-// readBounded reads a file of at most MaxJSONSize bytes.
-func readBounded(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+// checkFiles refuses files that are not regular ones of at most
+// MaxJSONSize, together too, or one given twice.
+func checkFiles(files []string) error {
+	infos := make([]fs.FileInfo, len(files))
+	var total int64
+	for i, name := range files {
+		fi, err := infile.Stat(name, MaxJSONSize, jsonKind)
+		if err != nil {
+			return err
+		}
+		for j := range i {
+			if os.SameFile(fi, infos[j]) {
+				return fmt.Errorf("%s and %s are the same file: a shard merged twice?", files[j], name)
+			}
+		}
+		infos[i] = fi
+		if total += fi.Size(); total > MaxJSONSize {
+			return fmt.Errorf("%s: the files up to it take %d bytes, more than the %d (%d MiB) that the shards of a matrix hold together",
+				name, total, int64(MaxJSONSize), MaxJSONSize>>20)
+		}
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxJSONSize+1))
-	if err == nil && len(data) > MaxJSONSize {
-		err = fmt.Errorf("larger than %d MiB, more than a matrix.json holds", MaxJSONSize>>20)
-	}
-	return data, err
+	return nil
 }
 
-// ReadJSON reads a matrix.json.
+// ReadJSON reads a matrix.json, refusing what a matrix cannot have
+// written, naming the field by its JSON path (runs[3].pass: see
+// Report.validate), and before decoding it, one that would decode into
+// more than maxDecodedPerByte times its size (an array of {} decodes into
+// as many whole elements) or has more entries than arrayLimits allow.
 func ReadJSON(data []byte) (*Report, error) {
+	if err := jsonsize.Bound(data, reflect.TypeFor[Report](), maxDecodedPerByte, decodedSlack, arrayLimits); err != nil {
+		return nil, err
+	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
-	if len(r.Conditions) == 0 || r.Passes < 1 {
-		return nil, fmt.Errorf("not a matrix.json: no conditions or passes")
+	if err := r.validate(); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

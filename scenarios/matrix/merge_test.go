@@ -10,10 +10,10 @@ import (
 )
 
 // runShard runs the two tiny conditions over 3 passes, as shard sh.
-func runShard(t *testing.T, sh Shard) *Report {
+func runShard(t testing.TB, sh Shard) *Report {
 	t.Helper()
 	f := &fakeRun{}
-	rep, err := Run(context.Background(), []scenarios.Spec{tinyCondition("a", 1), tinyCondition("b", 4)}, Options{
+	rep, err := Run(context.Background(), []scenarios.Spec{validCondition("a", 1), validCondition("b", 4)}, Options{
 		Repeat: 3, Shard: sh, run: f.run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil },
 	})
 	if err != nil {
@@ -72,7 +72,7 @@ func TestMergeOfShardsIsTheWholeMatrix(t *testing.T) {
 		t.Errorf("shards of different specs: %v", err)
 	}
 	fewer := runShard(t, Shard{1, 2})
-	fewer.Passes = 2
+	fewer.Passes, fewer.Runs = 2, fewer.Runs[:2] // the shard of a matrix of two passes
 	if _, err := Merge(first, fewer); err == nil || !strings.Contains(err.Error(), "another matrix") {
 		t.Errorf("shards of different matrices: %v", err)
 	}

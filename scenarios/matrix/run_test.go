@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
 )
 
@@ -32,8 +35,10 @@ func (f *fakeRun) run(ctx context.Context, spec scenarios.Spec, _ scenarios.Opti
 	rep := &scenarios.Report{
 		Name: spec.Name, Seed: spec.Seed, Spec: spec, Order: []string{"x"},
 		Configs: map[string]scenarios.ConfigReport{"x": {
-			WorkingSeconds: 1800, FalseRestarts: 1, BlipActions: 1, BrokenConnections: 500,
-			Outages: []scenarios.OutageReport{{Start: 10, End: 20, Detected: true, DetectionSeconds: &detection}},
+			WorkingSeconds: 1800, FalseRestarts: 1, BlipActions: 1, BrokenConnections: 500, Restarts: 1,
+			Outages:        []scenarios.OutageReport{{Start: 10, End: 20, Detected: true, DetectionSeconds: &detection}},
+			OutageDetected: true, DetectionSeconds: &detection, Timeline: scenarios.Timeline{Restarts: []scenarios.Offset{6}},
+			Margin: scenarios.Margin{FailureThreshold: 3, TimeoutMS: 1000}, // validCondition's kubelet defaults
 		}},
 	}
 	if len(f.seeds) == f.interruptAt {
@@ -54,6 +59,18 @@ func tinyCondition(name string, seed uint64) scenarios.Spec {
 		Link:    scenarios.LinkSpec{Outages: []scenarios.Window{{Start: scenarios.D(5 * time.Second), Duration: scenarios.D(2 * time.Second), Blip: true}, {Start: scenarios.D(10 * time.Second), Duration: scenarios.D(10 * time.Second)}}},
 		Configs: []scenarios.ConfigSpec{{Name: "x"}},
 	}
+}
+
+// validCondition is tinyCondition as a spec that runs, of an hour, so
+// that fakeRun's report of it is one that Run can write.
+func validCondition(name string, seed uint64) scenarios.Spec {
+	s := tinyCondition(name, seed)
+	s.Duration = scenarios.D(time.Hour)
+	s.Link.Rate, s.Link.Queue = 20*rate.Mbit, harness.QueueLimit{Packets: 256}
+	s.Load.Conns = 10
+	s.Configs[0].Health.Mode = middleware.ModeProbe
+	s.Configs[0].Prober = scenarios.ProberSpec{Kind: "kubelet", Endpoint: "/check/"}
+	return s
 }
 
 // The matrix's bookkeeping: conditions in order on every pass, each pass
