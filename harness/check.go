@@ -3,9 +3,9 @@ package harness
 import (
 	"net/netip"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check/cafile"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 )
 

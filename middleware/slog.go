@@ -15,9 +15,6 @@ import (
 // path MTU at info when the largest size answered changes, at warn when a
 // black hole starts.
 func NewSlogObserver(l *slog.Logger) Observer {
-	var refusal changeLog[string]
-	var blackHole changeLog[bool]
-	var pathMTU changeLog[int]
 	return ObserverFuncs{
 		OnCheckStarted: func(s CheckStart) {
 			l.Debug("check started", "source", s.Source.String(), "timeout", s.Timeout)
@@ -51,42 +48,7 @@ func NewSlogObserver(l *slog.Logger) Observer {
 		OnHealStarted: func(s HealStart) {
 			l.Warn("heal started", "attempt", s.Attempt, "timeout", s.Timeout)
 		},
-		OnLightProbe: func(r LightProbeResult) {
-			attrs := []any{"kind", r.Kind, "target", r.Target, "rtt", r.RTT}
-			if r.Size > 0 {
-				// A probe of the path MTU: what they show is said when it
-				// changes.
-				if m := r.PathMTU; pathMTU.changed(m.Largest) {
-					l.Info("path MTU measured", "kind", r.Kind, "target", r.Target, "largest_answered", m.Largest, "interface_mtu", m.MTU)
-				}
-				if hole := r.PathMTU.BlackHole; blackHole.changed(hole != nil) {
-					if hole != nil {
-						l.Warn("path MTU black hole: the users' full-size packets are lost", append(attrs, "err", hole)...)
-					} else {
-						l.Info("path MTU black hole ended", append(attrs, "path_mtu", r.PathMTU.Largest)...)
-					}
-				}
-				return
-			}
-			why := ""
-			if errors.Is(r.Err, ErrProvesNothing) {
-				why = r.Err.Error()
-			}
-			if (r.Err == nil || why != "") && refusal.changed(why) {
-				// Said once when it starts and when it ends, not four
-				// times a second.
-				if r.Err != nil {
-					l.Warn("light probe proves nothing; the active check decides", "kind", r.Kind, "target", r.Target, "err", r.Err)
-				} else {
-					l.Info("light probe counts again", attrs...)
-				}
-			}
-			if r.Err != nil {
-				l.Debug("light probe unanswered", append(attrs, "err", r.Err)...)
-				return
-			}
-			l.Debug("light probe answered", attrs...)
-		},
+		OnLightProbe: logLightProbe(l),
 		OnHealed: func(e HealEvent) {
 			if e.Err != nil {
 				l.Error("heal failed", "attempt", e.Attempt, "duration", e.Duration, "err", e.Err)
@@ -94,6 +56,51 @@ func NewSlogObserver(l *slog.Logger) Observer {
 			}
 			l.Warn("healed", "attempt", e.Attempt, "duration", e.Duration)
 		},
+	}
+}
+
+// logLightProbe returns the light probe logger of NewSlogObserver: each
+// probe at debug level, and what changes (probes that prove nothing, the
+// path MTU, a black hole) once, when it changes, not four times a second.
+func logLightProbe(l *slog.Logger) func(LightProbeResult) {
+	var refusal changeLog[string]
+	var blackHole changeLog[bool]
+	var pathMTU changeLog[int]
+	return func(r LightProbeResult) {
+		attrs := []any{"kind", r.Kind, "target", r.Target, "rtt", r.RTT}
+		if r.Size > 0 {
+			// A probe of the path MTU: what they show is said when it
+			// changes.
+			if m := r.PathMTU; pathMTU.changed(m.Largest) {
+				l.Info("path MTU measured", "kind", r.Kind, "target", r.Target, "largest_answered", m.Largest, "interface_mtu", m.MTU)
+			}
+			if hole := r.PathMTU.BlackHole; blackHole.changed(hole != nil) {
+				if hole != nil {
+					l.Warn("path MTU black hole: the users' full-size packets are lost", append(attrs, "err", hole)...)
+				} else {
+					l.Info("path MTU black hole ended", append(attrs, "path_mtu", r.PathMTU.Largest)...)
+				}
+			}
+			return
+		}
+		why := ""
+		if errors.Is(r.Err, ErrProvesNothing) {
+			why = r.Err.Error()
+		}
+		if (r.Err == nil || why != "") && refusal.changed(why) {
+			// Said once when it starts and when it ends, not four
+			// times a second.
+			if r.Err != nil {
+				l.Warn("light probe proves nothing; the active check decides", "kind", r.Kind, "target", r.Target, "err", r.Err)
+			} else {
+				l.Info("light probe counts again", attrs...)
+			}
+		}
+		if r.Err != nil {
+			l.Debug("light probe unanswered", append(attrs, "err", r.Err)...)
+			return
+		}
+		l.Debug("light probe answered", attrs...)
 	}
 }
 

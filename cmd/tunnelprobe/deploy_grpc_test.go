@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
+	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )

@@ -9,11 +9,11 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
-	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 

@@ -13,12 +13,12 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check/cafile"
 )
 
 const loadUsage = `Usage: tunnelprobe load [flags]

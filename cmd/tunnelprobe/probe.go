@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/probeflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
-	"github.com/tunnelprobe/tunnelprobe/internal/probeflags"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 

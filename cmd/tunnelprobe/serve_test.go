@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
-	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"

@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
-	"github.com/tunnelprobe/tunnelprobe/internal/serveflags"
 )
 
 // The health listener serves gRPC too when --grpc-listen names it, and

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check/cafile"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"

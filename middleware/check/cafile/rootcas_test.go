@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check/cafile"
 )
 
 func TestWithRootCAsNeedsTheFile(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tunnelprobe/tunnelprobe/internal/cafile"
 	"github.com/tunnelprobe/tunnelprobe/internal/testcert"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check/cafile"
 )
 
 func writeFile(t *testing.T, name string, data []byte) {
