@@ -23,8 +23,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/sync/errgroup"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
@@ -639,8 +639,8 @@ func composeServeArgs() ([]string, error) {
 	}
 	var cf struct {
 		Services map[string]struct {
-			Command []string `json:"command"`
-		} `json:"services"`
+			Command []string `yaml:"command"`
+		} `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(b, &cf); err != nil {
 		return nil, fmt.Errorf("deploy/compose/compose.yaml: %w", err)

@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	yamlv3 "go.yaml.in/yaml/v3"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // MaxSpecBytes bounds a spec, checked before it is read or parsed: parsing
@@ -89,12 +88,7 @@ func Parse(data []byte) (Spec, error) {
 	if len(data) > MaxSpecBytes {
 		return Spec{}, fmt.Errorf("spec: more than the %d bytes (1 MiB) a spec may hold", MaxSpecBytes)
 	}
-	// YAMLToJSON reads the first document only: the others would be
-	// dropped without a word.
-	if n, err := yamlDocuments(data); err == nil && n > 1 {
-		return Spec{}, fmt.Errorf("spec: %d YAML documents, want one", n)
-	}
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yamlToJSON(data)
 	if err != nil {
 		return Spec{}, fmt.Errorf("spec: %w", err)
 	}
@@ -153,22 +147,61 @@ func missingFields(js []byte, s Spec) specErrors {
 	return errs
 }
 
-// yamlDocuments counts the YAML documents in data. Its error is left to
-// the parser that follows, which names the line.
-func yamlDocuments(data []byte) (int, error) {
-	dec := yamlv3.NewDecoder(bytes.NewReader(data))
-	n := 0
+// yamlToJSON returns the one YAML document in data (JSON is YAML too) as
+// JSON, for encoding/json to decode with the spec's json tags: its errors
+// name the YAML's line, a key given twice among them. A second document is
+// refused rather than dropped without a word.
+func yamlToJSON(data []byte) ([]byte, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc any
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	n := 1
 	for {
-		var doc yamlv3.Node
-		err := dec.Decode(&doc)
+		var more yaml.Node
+		err := dec.Decode(&more)
 		if errors.Is(err, io.EOF) {
-			return n, nil
+			break
 		}
 		if err != nil {
-			return n, err
+			return nil, err
 		}
 		n++
 	}
+	if n > 1 {
+		return nil, fmt.Errorf("%d YAML documents, want one", n)
+	}
+	return json.Marshal(jsonValue(doc))
+}
+
+// jsonValue returns v, as the YAML decoder made it, in the shapes JSON
+// has: a mapping whose keys are not all strings (1: x) with its keys as
+// text, which the spec's fields then refuse by name; a timestamp (a YAML
+// 1.1 date such as 2001-12-14, decoded as a time) as the text it was.
+func jsonValue(v any) any {
+	switch v := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[fmt.Sprint(k)] = jsonValue(e)
+		}
+		return m
+	case map[string]any:
+		for k, e := range v {
+			v[k] = jsonValue(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = jsonValue(e)
+		}
+	case time.Time:
+		if v.Equal(v.Truncate(24 * time.Hour)) {
+			return v.Format(time.DateOnly)
+		}
+		return v.Format(time.RFC3339Nano)
+	}
+	return v
 }
 
 // decodeError explains why js, a spec, did not decode (err): counts over

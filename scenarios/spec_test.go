@@ -364,3 +364,13 @@ func TestParseEmptyOutageDirection(t *testing.T) {
 		t.Fatalf("Parse = %v, %v; want the outage in both directions", s.Link.Outages, err)
 	}
 }
+
+// A key given twice is refused, naming its line: the one YAML library
+// specs are read with says so, where a second value used to replace the
+// first without a word.
+func TestParseRefusesAKeyGivenTwice(t *testing.T) {
+	doubled := strings.Replace(specYAML, "duration: 2m", "duration: 2m\nduration: 3m", 1)
+	if _, err := Parse([]byte(doubled)); err == nil || !strings.Contains(err.Error(), `mapping key "duration" already defined at line`) {
+		t.Errorf("a key twice: %v", err)
+	}
+}
