@@ -202,14 +202,32 @@ func (e Evidence) withDefaults() (Evidence, error) {
 	return e, errors.Join(errs...)
 }
 
+// A proofSource is one kind of evidence the monitor gathers while it runs
+// (run, until ctx ends) and what it shows at a moment (decide): the light
+// probes' answers, the counters' silence, the full check's failures. Each
+// decides alone; evidence.decide weighs them, in the one order written
+// there.
+type proofSource interface {
+	run(ctx context.Context)
+	decide(now time.Time) verdict
+}
+
+var (
+	_ proofSource = (*proofOfLife)(nil)
+	_ proofSource = (*counterSilence)(nil)
+	_ proofSource = (*fullCheck)(nil)
+)
+
 // evidence is what a monitor gathers for its checks: the light probes'
-// answers and the counters' samples.
+// answers, the counters' samples and the full check's results.
 type evidence struct {
 	cfg      Evidence
 	clock    clockwork.Clock
 	proof    *proofOfLife    // nil without a Probe
 	counters *counterSilence // nil without a Source
 	full     *fullCheck      // nil without a Probe, or with a negative FullCheckPeriod
+	// sources are those of the above that there are.
+	sources []proofSource
 }
 
 // newEvidence returns the evidence cfg asks for in the monitor's mon;
@@ -219,29 +237,25 @@ func newEvidence(cfg Evidence, checker check.Checker, mon Config, observer Obser
 	e := &evidence{cfg: cfg, clock: clock}
 	if cfg.Probe != nil {
 		e.proof = newProofOfLife(cfg, clock, observer)
+		e.sources = append(e.sources, e.proof)
 		if cfg.FullCheckPeriod > 0 {
-			e.full = newFullCheck(cfg, checker, mon, observer)
+			e.full = newFullCheck(cfg, checker, mon, observer, e.probesPass)
+			e.sources = append(e.sources, e.full)
 		}
 	}
 	if cfg.Source != nil {
 		e.counters = newCounterSilence(cfg, clock)
+		e.sources = append(e.sources, e.counters)
 	}
 	return e
 }
 
-// run sends the probes, samples the counters and runs the full check
-// until ctx ends.
+// run runs every source until ctx ends.
 func (e *evidence) run(ctx context.Context) {
 	var running sync.WaitGroup
 	defer running.Wait()
-	if e.proof != nil {
-		running.Go(func() { e.proof.run(ctx) })
-	}
-	if e.full != nil {
-		running.Go(func() { e.full.run(ctx, e.probesPass) })
-	}
-	if e.counters != nil {
-		e.counters.run(ctx)
+	for _, s := range e.sources {
+		running.Go(func() { s.run(ctx) })
 	}
 }
 
@@ -271,8 +285,8 @@ func (e *evidence) decide() verdict {
 	if e.proof != nil {
 		if probes = e.proof.decide(now); probes.ok && probes.err == nil {
 			if e.full != nil {
-				if err := e.full.failing(); err != nil {
-					return verdict{ok: true, err: err}
+				if full := e.full.decide(now); full.ok {
+					return full // the active check fails what the probes pass
 				}
 			}
 			return probes

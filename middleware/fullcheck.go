@@ -43,6 +43,9 @@ type fullCheck struct {
 	active atomic.Int32
 	// wake wakes run when a heal made a full check due at once.
 	wake chan struct{}
+	// probesPass reports whether the light probes alone pass checks now:
+	// only then does a full check run.
+	probesPass func() bool
 
 	mu sync.Mutex
 	// lastEnd is when the latest active check ended, full or not; zero
@@ -56,17 +59,17 @@ type fullCheck struct {
 
 // newFullCheck returns the full check of checker in the monitor's mon,
 // bounded by its check timeout (Timeouts[0]).
-func newFullCheck(cfg Evidence, checker check.Checker, mon Config, observer Observer) *fullCheck {
+func newFullCheck(cfg Evidence, checker check.Checker, mon Config, observer Observer, probesPass func() bool) *fullCheck {
 	return &fullCheck{period: cfg.FullCheckPeriod, interval: cfg.Interval, timeout: mon.Timeouts[0], via: mon.Via,
-		checker: checker, clock: mon.Clock, observer: observer, wake: make(chan struct{}, 1)}
+		checker: checker, clock: mon.Clock, observer: observer, wake: make(chan struct{}, 1), probesPass: probesPass}
 }
 
-// run runs the full check whenever one is due while probesPass reports
-// that the probes pass checks, until ctx ends.
-func (f *fullCheck) run(ctx context.Context, probesPass func() bool) {
+// run runs the full check whenever one is due while the probes pass
+// checks, until ctx ends.
+func (f *fullCheck) run(ctx context.Context) {
 	for {
 		wait := f.interval
-		if due := f.due(); probesPass() && f.active.Load() == 0 {
+		if due := f.due(); f.probesPass() && f.active.Load() == 0 {
 			if wait = f.clock.Until(due); wait <= 0 {
 				f.runOnce(ctx)
 				continue
@@ -148,13 +151,14 @@ func (f *fullCheck) forget() {
 	}
 }
 
-// failing returns the error that fails checks while FullCheckFailures full
-// checks in a row failed, or nil.
-func (f *fullCheck) failing() error {
+// decide fails checks while FullCheckFailures full checks in a row failed,
+// and decides nothing otherwise: a pass of the full check proves no more
+// than the probes do.
+func (f *fullCheck) decide(time.Time) verdict {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failures < FullCheckFailures {
-		return nil
+		return verdict{}
 	}
-	return fmt.Errorf("%w (%d full checks in a row, every %v): %w", ErrFullCheckFails, f.failures, f.period, f.lastErr)
+	return verdict{ok: true, err: fmt.Errorf("%w (%d full checks in a row, every %v): %w", ErrFullCheckFails, f.failures, f.period, f.lastErr)}
 }

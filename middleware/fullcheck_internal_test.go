@@ -60,7 +60,8 @@ func TestFullCheckSchedule(t *testing.T) {
 	f.checker = check.Func(func(context.Context) error { runs <- r.clock.Now(); return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); f.run(ctx, func() bool { return true }) }()
+	f.probesPass = func() bool { return true }
+	go func() { defer close(done); f.run(ctx) }()
 	defer func() { cancel(); <-done }()
 	next := func() time.Time {
 		t.Helper()

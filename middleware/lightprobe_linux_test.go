@@ -71,7 +71,7 @@ func TestBoundDialerKeepsProbesOnTheirInterface(t *testing.T) {
 		t.Helper()
 		var err error
 		netnstest.Run(t, near, func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			err = p(check.BoundDialer(iface)).Check.Check(ctx)
 		})

@@ -62,7 +62,7 @@ func (w twoWays) check(t *testing.T, c check.Checker) error {
 	t.Helper()
 	var err error
 	netnstest.Run(t, w.near, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		err = c.Check(ctx)
 	})
