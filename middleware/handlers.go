@@ -138,8 +138,8 @@ func verdictText(r *Result) string {
 
 // CheckHandler returns the on-demand check endpoint: it runs the check with
 // the request's context (see [Monitor.Probe]) and answers 200 when it passes,
-// 503 when it fails. ?timeout=DURATION adds a server-side deadline, capped by
-// MaxCheckTimeout.
+// 503 when it fails. The check has a server-side deadline: the check
+// timeout (Timeouts[0]), or ?timeout=DURATION, capped by MaxCheckTimeout.
 func (m *Monitor) CheckHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !allowRead(w, r) {
@@ -158,12 +158,13 @@ func (m *Monitor) CheckHandler() http.Handler {
 			badRequest(w, err)
 			return
 		}
-		ctx := r.Context()
-		if timeout > 0 {
-			var cancel func()
-			ctx, cancel = clockwork.WithTimeout(ctx, m.cfg.Clock, min(timeout, m.cfg.MaxCheckTimeout))
-			defer cancel()
+		if timeout == 0 {
+			// A bare /check/ takes as long as a check may: what the
+			// monitor was told a check takes, not the most any may.
+			timeout = m.cfg.Timeouts[0]
 		}
+		ctx, cancel := clockwork.WithTimeout(r.Context(), m.cfg.Clock, min(timeout, m.cfg.MaxCheckTimeout))
+		defer cancel()
 		// Answer even when the request's context ended: the client may be
 		// gone, but when the server cancelled it (shutdown) the client is
 		// still there and must not read an empty 200 as a pass.
@@ -184,9 +185,12 @@ func (m *Monitor) checkReply(res Result) reply {
 }
 
 // Handler returns both endpoints in one handler: the check on any path that
-// ends in /check or /check/, the status on every other path. It needs no
-// prefix stripping, so it mounts under any prefix of any router
-// (ServeMux, gorilla/mux, chi's Mount).
+// ends in /check or /check/, the status on every other path, as the
+// reference health server answered on every path (serve's root handler is
+// this one). It needs no prefix stripping, so it mounts under any prefix of
+// any router (chi's Mount); to answer the four health paths only and leave
+// every other path to the router, use [Mount] on a ServeMux or
+// [Monitor.Middleware].
 func (m *Monitor) Handler() http.Handler {
 	status, check := m.StatusHandler(), m.CheckHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -251,15 +255,28 @@ func PathsUnder(prefix string) Paths {
 // All returns the four paths, the status endpoint's first.
 func (p Paths) All() []string { return []string{p.Status, p.StatusSlash, p.Check, p.CheckSlash} }
 
-// Mount registers the health endpoints on mux under prefix: the status at
-// prefix and prefix/, the check at prefix/check and prefix/check/, with no
-// redirects. Other paths below prefix/ get the status, as the reference
-// server answered on every path.
+// Mount registers the health endpoints on mux under prefix, on their four
+// paths exactly (see [PathsUnder]): the status at prefix and prefix/, the
+// check at prefix/check and prefix/check/, with no redirects. Every other
+// path, below prefix/ too, is the mux's to route as it would without them
+// (404 when nothing else matches), as gorilla.Mount and Monitor.Middleware
+// do.
 func Mount(mux *http.ServeMux, prefix string, m *Monitor) {
 	p := PathsUnder(prefix)
-	h := m.Handler()
-	mux.Handle(p.StatusSlash, h)
+	status, check := m.StatusHandler(), m.CheckHandler()
+	mux.Handle(exactly(p.StatusSlash), status)
 	if p.Status != p.StatusSlash {
-		mux.Handle(p.Status, h)
+		mux.Handle(exactly(p.Status), status)
 	}
+	mux.Handle(exactly(p.Check), check)
+	mux.Handle(exactly(p.CheckSlash), check)
+}
+
+// exactly returns the ServeMux pattern of path alone: a pattern that ends
+// in a slash would match every path below it.
+func exactly(path string) string {
+	if strings.HasSuffix(path, "/") {
+		return path + "{$}"
+	}
+	return path
 }

@@ -242,6 +242,9 @@ func TestBadInput(t *testing.T) {
 		if tc.code == 405 && r.header.Get("Allow") != "GET, HEAD" {
 			t.Errorf("%s %s: Allow %q", tc.method, tc.path, r.header.Get("Allow"))
 		}
+		if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+			t.Errorf("%s %s: Cache-Control %q, want no-store, as every answer has", tc.method, tc.path, cc)
+		}
 	}
 }
 

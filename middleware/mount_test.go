@@ -87,6 +87,19 @@ func TestMountingUnderRouters(t *testing.T) {
 					t.Errorf("%s: %d %q, want %q", tc.path, r.code, r.body, tc.body)
 				}
 			}
+			// Below the prefix, only the four health paths are the
+			// health endpoints': the rest is the router's. chi's Mount
+			// of Handler() is the exception, documented: Handler answers
+			// on every path, as serve's root does.
+			for _, path := range []string{"/health/foo", "/health/check/x", "/health/checks"} {
+				want := "app GET " + path
+				if name == "chi Mount" {
+					want = "healthy\n" // the checks above passed
+				}
+				if r := get(t, srv.URL+path); r.body != want {
+					t.Errorf("%s: %d %q, want %q", path, r.code, r.body, want)
+				}
+			}
 			if r := do(t, http.MethodPost, srv.URL+"/api/items"); r.body != "app POST /api/items" {
 				t.Errorf("POST to the app: %d %q", r.code, r.body)
 			}

@@ -83,16 +83,19 @@ func TestCachedTimeoutServesOnlyCallersWhoWouldNotWaitLonger(t *testing.T) {
 		t.Fatalf("last result %+v, want a 2 s timeout", s.Last)
 	}
 
-	// Within the interval, a caller with no more patience gets it again...
-	if r := get(t, srv.URL+"/check/?timeout=1s"); r.code != 503 || runs.Load() != 1 {
-		t.Errorf("?timeout=1s: %d %q after %d runs, want the cached failure", r.code, r.body, runs.Load())
+	// Within the interval, a caller with no more patience gets it again,
+	// as does a bare /check/, whose deadline is the 1 s check timeout...
+	for _, q := range []string{"?timeout=1s", ""} {
+		if r := get(t, srv.URL+"/check/"+q); r.code != 503 || runs.Load() != 1 {
+			t.Errorf("%q: %d %q after %d runs, want the cached failure", q, r.code, r.body, runs.Load())
+		}
 	}
 	// ...but one whose deadline would have let the check go on gets a
-	// check of its own, as does one with no deadline of its own.
+	// check of its own, up to MaxCheckTimeout.
 	for _, tc := range []struct {
 		q       string
 		advance time.Duration // to its deadline: its own, or MaxCheckTimeout
-	}{{"?timeout=9s", 9 * time.Second}, {"", 20 * time.Second}} {
+	}{{"?timeout=9s", 9 * time.Second}, {"?timeout=1h", 20 * time.Second}} {
 		q := tc.q
 		pending = getAsync(t, srv.URL+"/check/"+q)
 		if !waitStarted() {
@@ -134,5 +137,31 @@ func TestCallerDeadlineEqualToTheCheckTimeoutIsRecorded(t *testing.T) {
 	}
 	if s := m.Snapshot(); s.Status != middleware.StatusUnhealthy {
 		t.Errorf("state %v, want unhealthy", s.Status)
+	}
+}
+
+// A bare /check/ takes the check timeout (Timeouts[0], serve's --timeout),
+// not the most any check may take (MaxCheckTimeout): a check that outlasts
+// it fails then, and is recorded.
+func TestBareCheckTakesTheCheckTimeout(t *testing.T) {
+	started := make(chan struct{}, 1)
+	hang := check.Func(func(ctx context.Context) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	m, srv, clock := fakeServer(t, hang, middleware.Config{Timeouts: []time.Duration{9 * time.Second}, FailureThreshold: 1})
+	pending := getAsync(t, srv.URL+"/check/")
+	select {
+	case <-started:
+	case <-time.After(hangGuard):
+		t.Fatal("the check did not start")
+	}
+	clock.Advance(9 * time.Second)
+	if r := receive(t, pending); r.code != 503 || !strings.Contains(r.body, "timed out") {
+		t.Errorf("bare /check/ after 9 s: %d %q, want a timeout", r.code, r.body)
+	}
+	if s := m.Snapshot(); s.Last == nil || s.Last.Duration != 9*time.Second || s.Status != middleware.StatusUnhealthy {
+		t.Errorf("recorded %+v, %v; want the 9 s timeout, unhealthy", s.Last, s.Status)
 	}
 }

@@ -325,10 +325,12 @@ func allowRead(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", "GET, HEAD")
+	w.Header().Set("Cache-Control", "no-store")
 	http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
 	return false
 }
 
 func badRequest(w http.ResponseWriter, err error) {
+	w.Header().Set("Cache-Control", "no-store")
 	http.Error(w, "bad query parameter "+err.Error(), http.StatusBadRequest)
 }
