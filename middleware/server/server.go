@@ -37,9 +37,10 @@ type Config struct {
 	// every other request to the HTTP endpoints.
 	GRPC bool
 	// MaxConnections bounds the connections each listener serves at once,
-	// HTTP and gRPC alike: past it a new connection waits in the kernel's
-	// accept queue until one closes. Zero means DefaultMaxConnections;
-	// negative, no bound.
+	// HTTP and gRPC alike: a new connection past it is refused at once
+	// and closed, an HTTP/1.1 client with a 503 saying why (Retry-After:
+	// 1), a gRPC call with UNAVAILABLE saying so (httpserve.Options).
+	// Zero means DefaultMaxConnections; negative, no bound.
 	MaxConnections int
 	// MaxStreams bounds the streams (gRPC calls) one HTTP/2 connection has
 	// open at once: the server announces it, grpc-go clients queue a call
