@@ -24,7 +24,10 @@
 // connections: this server serves at most N at once", a gRPC call (HTTP/2
 // without TLS) UNAVAILABLE with that message, then a GOAWAY. A client that
 // sends nothing or never reads holds up no other: its refusal lasts a
-// second at most, and a few run at once.
+// second at most, and a few run at once. The refusals are logged at warn
+// level, the first at once and then at most once a minute with their
+// count, and with [Config].Metrics counted in
+// tunnelprobe_connections_refused_total.
 //
 // # Concurrency
 //

@@ -5,18 +5,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
@@ -228,10 +232,12 @@ func holdConnection(t *testing.T, addr string) (free func()) {
 }
 
 // Config.MaxConnections bounds the health listener's connections: a client
-// past it is answered at once with a 503 that says why; once a held
-// connection is closed, the next is served.
+// past it is answered at once with a 503 that says why, counted in the
+// metrics and logged; once a held connection is closed, the next is
+// served.
 func TestMaxConnectionsConfig(t *testing.T) {
-	addr, stop := serve(t, passingServer(t, server.Config{MaxConnections: 1}))
+	var log syncbuf.Buffer
+	addr, stop := serve(t, passingServer(t, server.Config{MaxConnections: 1, Metrics: true, Logger: slog.New(slog.NewTextHandler(&log, nil))}))
 	defer stop()
 	free := holdConnection(t, addr)
 	resp, body := get(t, addr, "/")
@@ -239,9 +245,44 @@ func TestMaxConnectionsConfig(t *testing.T) {
 		body != "too many connections: this server serves at most 1 at once\n" {
 		t.Errorf("a second connection past MaxConnections 1: %s %v %q, want the 503 refusal", resp.Status, resp.Header, body)
 	}
+	if !strings.Contains(log.String(), "max_connections=1 refused=1 refused_total=1") {
+		t.Errorf("the refusal is not logged:\n%s", log.String())
+	}
 	free()
-	if resp, _ = get(t, addr, "/check/"); resp.StatusCode != http.StatusOK {
-		t.Errorf("once the held connection closed: /check/ %s, want 200", resp.Status)
+	resp, body = get(t, addr, server.MetricsPath)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "\ntunnelprobe_connections_refused_total 1\n") {
+		t.Errorf("once the held connection closed: %s, want the metrics counting one refusal:\n%s", resp.Status, body)
+	}
+}
+
+// Refusals are logged at the first, then at most once a minute with the
+// count since the last line, and at shutdown the ones not logged yet.
+func TestRefusalsAreLoggedOnceAMinute(t *testing.T) {
+	var log syncbuf.Buffer
+	clock := clockwork.NewFakeClock()
+	srv := passingServer(t, server.Config{MaxConnections: 1, Monitor: middleware.Config{Clock: clock}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	addr, stop := serve(t, srv)
+	holdConnection(t, addr)
+	refuse := func(n int) {
+		for range n {
+			if resp, _ := get(t, addr, "/"); resp.StatusCode != http.StatusServiceUnavailable {
+				t.Fatalf("past MaxConnections 1: %s, want 503", resp.Status)
+			}
+		}
+	}
+	refuse(3)
+	clock.Advance(time.Minute)
+	refuse(2)
+	stop()
+	var lines []string
+	for line := range strings.Lines(log.String()) {
+		if strings.Contains(line, "refused connections") {
+			lines = append(lines, line[strings.Index(line, "max_connections="):])
+		}
+	}
+	want := []string{"max_connections=1 refused=1 refused_total=1\n", "max_connections=1 refused=3 refused_total=4\n", "max_connections=1 refused=1 refused_total=5\n"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("logged %q, want %q", lines, want)
 	}
 }
 
