@@ -21,9 +21,9 @@ Serve the health endpoints of a tunnel, as a sidecar of a VPN container:
   gRPC          with --grpc-listen, grpc.health.v1.Health: Check runs the check
                 as /check/ does (the call's deadline bounds it), Watch follows the state.
 Several --target flags pass when any one of them does. Each listener serves %d
-connections at once, each connection %d gRPC calls, and %d Watch calls are served
-in all (past them RESOURCE_EXHAUSTED); as PID 1, serve reaps the orphans its heals
-leave (docs/serve.md, Limits and PID 1).
+connections at once (past them 503 or UNAVAILABLE at once), each connection %d
+gRPC calls, and %d Watch calls are served in all (past them RESOURCE_EXHAUSTED);
+as PID 1, serve reaps the orphans its heals leave (docs/serve.md, Limits and PID 1).
 `, server.DefaultMaxConnections, server.DefaultMaxStreams, server.DefaultMaxWatches)
 
 // serveCommand implements "tunnelprobe serve", with the environment read

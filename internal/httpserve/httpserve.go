@@ -12,7 +12,11 @@
 // pinged, and closed when no answer comes within PingTimeout: a client that
 // vanished without closing (a killed pod, a cut link) would otherwise hold
 // its streams, a gRPC Watch, for good. Options bound the connections and
-// the streams a server holds at once; by default neither is bounded.
+// the streams a server holds at once; by default neither is bounded. A
+// connection past MaxConnections is not left waiting to be accepted: it is
+// answered at once with a refusal its client understands (a 503, a gRPC
+// UNAVAILABLE, a GOAWAY) and closed, and the refusals in progress are
+// bounded in turn, so that a flood of them costs a few goroutines.
 //
 // When ctx ends, every request in flight sees its context cancelled at once
 // (their context derives from ctx), then the server shuts down gracefully,
@@ -30,7 +34,6 @@ import (
 	"net/http"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -56,10 +59,17 @@ type Options struct {
 	// kubelet's grpc probe) speak.
 	UnencryptedHTTP2 bool
 	// MaxConnections, when positive, bounds the connections served at
-	// once (netutil.LimitListener): past it, a new connection waits in
-	// the kernel's accept queue until one closes, and its client's own
-	// timeout ends the wait. Zero: no bound.
+	// once; a slot frees when its connection closes. A connection past it
+	// is refused at once and closed, in the protocol its client speaks:
+	// an HTTP/1.1 client (or one that sends nothing) gets a 503 with
+	// Retry-After: 1 and a message, "too many connections: this server
+	// serves at most N at once"; an HTTP/2 client without TLS (gRPC's) its
+	// first request refused (a gRPC call with UNAVAILABLE and the message)
+	// and a GOAWAY, ENHANCE_YOUR_CALM, with the message. Zero: no bound.
 	MaxConnections int
+	// Refused, when set, is called as each connection past MaxConnections
+	// is refused, from the accept loop: it must return at once.
+	Refused func()
 	// MaxConcurrentStreams, when positive, bounds the streams (requests,
 	// gRPC calls) one HTTP/2 connection has open at once; the server
 	// announces it and refuses a stream past it. Zero: net/http's default
@@ -74,7 +84,9 @@ type Options struct {
 // closed in every case.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) error {
 	if opts.MaxConnections > 0 {
-		ln = netutil.LimitListener(ln, opts.MaxConnections)
+		lim := newLimitListener(ln, opts.MaxConnections, opts.Refused)
+		defer lim.wait() // the refusals in progress, cut short by its Close
+		ln = lim
 	}
 	// The requests' context: cancelled before the shutdown, so that a long
 	// poll in flight returns at once rather than holding it up.

@@ -8,6 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,34 +54,171 @@ func sendGET(t *testing.T, addr, path string) net.Conn {
 	return c
 }
 
-// With MaxConnections, a connection past the bound is not served while
-// the others are held, and is served once one of them closes.
-func TestMaxConnections(t *testing.T) {
+// holdTwo serves blocking under MaxConnections 2 and holds both slots
+// with requests in flight; closing the returned channel answers them, and
+// the server closes their connections. refused, when set, is
+// Options.Refused.
+func holdTwo(t *testing.T, refused func()) (addr string, held [2]net.Conn, release chan struct{}) {
+	t.Helper()
 	entered, release := make(chan string, 2), make(chan struct{})
-	addr := start(t, blocking(entered, release), httpserve.Options{MaxConnections: 2})
-	sendGET(t, addr, "/a")
-	sendGET(t, addr, "/b")
+	addr = start(t, blocking(entered, release), httpserve.Options{MaxConnections: 2, UnencryptedHTTP2: true, Refused: refused})
+	held = [2]net.Conn{sendGET(t, addr, "/a"), sendGET(t, addr, "/b")}
 	<-entered
 	<-entered
-	third := sendGET(t, addr, "/now")
-	// The bound holds /now in the accept queue: nothing answers it. (A
-	// server without the bound answers at once; a slow one could pass
-	// this wrongly, but the bound never fails it.)
-	_ = third.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	var ne net.Error
-	if _, err := third.Read(make([]byte, 1)); !errors.As(err, &ne) || !ne.Timeout() {
-		t.Fatalf("a third connection past MaxConnections 2 was served: read %v", err)
-	}
-	close(release) // /a and /b answer and close: /now gets a place
-	_ = third.SetReadDeadline(time.Now().Add(hangGuard))
-	resp, err := http.ReadResponse(bufio.NewReader(third), nil)
+	return addr, held, release
+}
+
+// readAnswer reads c's HTTP response to the end, the status and body.
+func readAnswer(t *testing.T, c net.Conn) (*http.Response, string) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(hangGuard))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
-		t.Fatalf("the waiting connection once places were free: %v", err)
+		t.Fatalf("reading the answer: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("reading the answer's body: %v", err)
+	}
+	return resp, string(body)
+}
+
+const refusal = "too many connections: this server serves at most 2 at once\n"
+
+// isRefusal reports whether resp and body are the HTTP/1.1 refusal.
+func isRefusal(resp *http.Response, body string) bool {
+	return resp.StatusCode == http.StatusServiceUnavailable && resp.Close &&
+		resp.Header.Get("Retry-After") == "1" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") &&
+		body == refusal
+}
+
+// With MaxConnections, a connection past the bound is answered at once
+// with a 503 that says why, while the others are held; once one of them
+// is closed, the next connection is served.
+func TestMaxConnectionsRefusesHTTP1(t *testing.T) {
+	addr, held, release := holdTwo(t, nil)
+	resp, body := readAnswer(t, sendGET(t, addr, "/now"))
+	if !isRefusal(resp, body) {
+		t.Errorf("a third connection past MaxConnections 2: %s %v %q, want the 503 refusal", resp.Status, resp.Header, body)
+	}
+	close(release)
+	for _, c := range held {
+		readAnswer(t, c) // to the server's close: its slot is free
+	}
+	if _, body := readAnswer(t, sendGET(t, addr, "/now")); body != "/now" {
+		t.Errorf("once places were free: %q, want /now", body)
+	}
+}
+
+// An HTTP/2 client without TLS past the bound gets its request refused
+// with a 503 that says why, and a GOAWAY.
+func TestMaxConnectionsRefusesHTTP2(t *testing.T) {
+	addr, _, _ := holdTwo(t, nil)
+	h2c := &http.Transport{Protocols: new(http.Protocols)}
+	h2c.Protocols.SetUnencryptedHTTP2(true)
+	defer h2c.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: h2c, Timeout: hangGuard}).Get("http://" + addr + "/now")
+	if err != nil {
+		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if string(body) != "/now" {
-		t.Errorf("the waiting connection got %q, want /now", body)
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || string(body) != refusal {
+		t.Errorf("an HTTP/2 connection past MaxConnections 2: %s %s %v %q, want the 503 refusal", resp.Proto, resp.Status, resp.Header, body)
+	}
+
+	_, fr := h2Conn(t, addr)
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("no GOAWAY before %v", err)
+		}
+		if ga, isGoAway := f.(*http2.GoAwayFrame); isGoAway {
+			if ga.ErrCode != http2.ErrCodeEnhanceYourCalm || string(ga.DebugData())+"\n" != refusal {
+				t.Errorf("GOAWAY %v %q, want ENHANCE_YOUR_CALM and the refusal", ga.ErrCode, ga.DebugData())
+			}
+			return
+		}
+	}
+}
+
+// A client past the bound that sends nothing and never reads does not
+// hold up the accept loop: once a place is free, the next connection is
+// served; the silent one gets the 503 in the end.
+func TestSilentClientPastTheBoundDoesNotStallAccept(t *testing.T) {
+	refused := make(chan struct{}, 1)
+	addr, held, release := holdTwo(t, func() { refused <- struct{}{} })
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	select {
+	case <-refused:
+	case <-time.After(hangGuard):
+		t.Fatal("the silent connection past MaxConnections 2 was not refused")
+	}
+	close(release)
+	for _, c := range held {
+		readAnswer(t, c)
+	}
+	if _, body := readAnswer(t, sendGET(t, addr, "/now")); body != "/now" {
+		t.Errorf("with a silent client being refused: %q, want /now", body)
+	}
+	if resp, body := readAnswer(t, silent); !isRefusal(resp, body) {
+		t.Errorf("the silent client: %s %q, want the 503 refusal", resp.Status, body)
+	}
+}
+
+// A flood of connections past the bound, none of which sends or reads,
+// is refused by a bounded number of goroutines: each gets the 503.
+func TestRefusalFloodIsBounded(t *testing.T) {
+	const flood = 500
+	var mu sync.Mutex
+	peak, n := 0, 0
+	all := make(chan struct{})
+	addr, _, _ := holdTwo(t, func() {
+		// Here, in the accept loop, at each refusal: every goroutine
+		// the refusals before it started is counted.
+		g := runtime.NumGoroutine()
+		mu.Lock()
+		defer mu.Unlock()
+		peak = max(peak, g)
+		if n++; n == flood {
+			close(all)
+		}
+	})
+	base := runtime.NumGoroutine()
+	conns := make([]net.Conn, 0, flood)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	select {
+	case <-all:
+	case <-time.After(hangGuard):
+		t.Fatalf("%d connections past MaxConnections 2 were not refused", flood)
+	}
+	mu.Lock()
+	// A refusal in progress is a goroutine, and 16 at most run at once;
+	// the rest is slack for the runtime's own.
+	if extra := peak - base; extra > 16+8 {
+		t.Errorf("refusing %d connections ran %d goroutines beside the %d served, want at most 24", flood, extra, base)
+	}
+	mu.Unlock()
+	for i, c := range conns {
+		if resp, body := readAnswer(t, c); !isRefusal(resp, body) {
+			t.Fatalf("flooding connection %d: %s %q, want the 503 refusal", i, resp.Status, body)
+		}
 	}
 }
 

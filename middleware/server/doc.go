@@ -10,13 +10,24 @@
 //
 // # Bounds
 //
-// Each listener serves at most [Config].MaxConnections connections at once
-// (a connection past them waits to be accepted), each HTTP/2 connection at
-// most MaxStreams streams, and all of them together at most MaxWatches gRPC
-// Watch calls (one past them is answered RESOURCE_EXHAUSTED); an HTTP/2
-// client that stops answering pings is dropped. The defaults
-// ([DefaultMaxConnections], [DefaultMaxStreams], [DefaultMaxWatches]) are
-// sized for a health endpoint that a kubelet and a few scrapers call.
+// Each listener serves at most [Config].MaxConnections connections at once,
+// each HTTP/2 connection at most MaxStreams streams, and all of them
+// together at most MaxWatches gRPC Watch calls (one past them is answered
+// RESOURCE_EXHAUSTED); an HTTP/2 client that stops answering pings is
+// dropped. The defaults ([DefaultMaxConnections], [DefaultMaxStreams],
+// [DefaultMaxWatches]) are sized for a health endpoint that a kubelet and a
+// few scrapers call.
+//
+// A connection past MaxConnections is refused at once and closed, rather
+// than left waiting to be accepted: an HTTP/1.1 client (or one that sends
+// nothing) gets a 503 with Retry-After: 1 and a message, "too many
+// connections: this server serves at most N at once", a gRPC call (HTTP/2
+// without TLS) UNAVAILABLE with that message, then a GOAWAY. A client that
+// sends nothing or never reads holds up no other: its refusal lasts a
+// second at most, and a few run at once. The refusals are logged at warn
+// level, the first at once and then at most once a minute with their
+// count, and with [Config].Metrics counted in
+// tunnelprobe_connections_refused_total.
 //
 // # Concurrency
 //

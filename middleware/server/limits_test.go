@@ -1,21 +1,26 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/syncbuf"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
@@ -106,19 +111,13 @@ func blockingCheck(started chan<- struct{}) check.Checker {
 // and on a gRPC listener of its own.
 func TestShutdownAnswersGRPCCallsInFlight(t *testing.T) {
 	for _, ownListener := range []bool{false, true} {
-		t.Run(map[bool]string{false: "one listener", true: "own listener"}[ownListener], func(t *testing.T) {
+		t.Run(listenerName[ownListener], func(t *testing.T) {
 			started := make(chan struct{}, 1)
 			srv, err := server.New(blockingCheck(started), server.Config{GRPC: !ownListener, Monitor: middleware.Config{Mode: middleware.ModeProbe}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var addr string
-			var stop func()
-			if ownListener {
-				_, addr, stop = serveWithGRPC(t, srv)
-			} else {
-				addr, stop = serve(t, srv)
-			}
+			addr, stop := serveGRPC(t, srv, ownListener)
 			client := healthClient(t, addr)
 			watch, err := client.Watch(callCtx(t), &healthpb.HealthCheckRequest{})
 			if err == nil {
@@ -178,31 +177,132 @@ func TestShutdownAnswersHTTPChecksInFlight(t *testing.T) {
 	}
 }
 
-// Config.MaxConnections bounds the health listener's connections: a client
-// past it is not served while the others are held.
-func TestMaxConnectionsConfig(t *testing.T) {
-	addr, stop := serve(t, passingServer(t, server.Config{MaxConnections: 1}))
-	defer stop()
-	held, err := net.Dial("tcp", addr)
+// dial opens a connection to addr, closed when the test ends; every wait
+// on it is bounded.
+func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(timeout time.Duration) error {
-		c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := c.Get("http://" + addr + "/")
-		if err == nil {
-			resp.Body.Close()
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c, bufio.NewReader(c)
+}
+
+// request sends GET path on c, with header's lines, and reads the answer
+// to its end.
+func request(t *testing.T, c net.Conn, br *bufio.Reader, path, header string) (*http.Response, string) {
+	t.Helper()
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n"+header+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(body)
+}
+
+// get answers GET path on a connection of its own.
+func get(t *testing.T, addr, path string) (*http.Response, string) {
+	t.Helper()
+	c, br := dial(t, addr)
+	return request(t, c, br, path, "Connection: close\r\n")
+}
+
+// holdConnection takes one of addr's places with a kept-alive connection
+// that the server has answered; free asks the server to close it and
+// returns once it has, its place free.
+func holdConnection(t *testing.T, addr string) (free func()) {
+	t.Helper()
+	c, br := dial(t, addr)
+	request(t, c, br, "/", "")
+	return func() {
+		request(t, c, br, "/", "Connection: close\r\n")
+		if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+			t.Fatalf("the held connection after Connection: close: %v, want the server's close", err)
 		}
-		return err
 	}
-	// A server without the bound answers at once; a slow one could pass
-	// this wrongly, but the bound never fails it.
-	var ne net.Error
-	if err := get(300 * time.Millisecond); !errors.As(err, &ne) || !ne.Timeout() {
-		t.Fatalf("a second connection past MaxConnections 1: %v, want no answer", err)
+}
+
+// Config.MaxConnections bounds the health listener's connections: a client
+// past it is answered at once with a 503 that says why, counted in the
+// metrics and logged; once a held connection is closed, the next is
+// served.
+func TestMaxConnectionsConfig(t *testing.T) {
+	var log syncbuf.Buffer
+	addr, stop := serve(t, passingServer(t, server.Config{MaxConnections: 1, Metrics: true, Logger: slog.New(slog.NewTextHandler(&log, nil))}))
+	defer stop()
+	free := holdConnection(t, addr)
+	resp, body := get(t, addr, "/")
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" ||
+		body != "too many connections: this server serves at most 1 at once\n" {
+		t.Errorf("a second connection past MaxConnections 1: %s %v %q, want the 503 refusal", resp.Status, resp.Header, body)
 	}
-	held.Close()
-	if err := get(10 * time.Second); err != nil {
-		t.Errorf("once the held connection closed: %v", err)
+	if !strings.Contains(log.String(), "max_connections=1 refused=1 refused_total=1") {
+		t.Errorf("the refusal is not logged:\n%s", log.String())
+	}
+	free()
+	resp, body = get(t, addr, server.MetricsPath)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "\ntunnelprobe_connections_refused_total 1\n") {
+		t.Errorf("once the held connection closed: %s, want the metrics counting one refusal:\n%s", resp.Status, body)
+	}
+}
+
+// Refusals are logged at the first, then at most once a minute with the
+// count since the last line, and at shutdown the ones not logged yet.
+func TestRefusalsAreLoggedOnceAMinute(t *testing.T) {
+	var log syncbuf.Buffer
+	clock := clockwork.NewFakeClock()
+	srv := passingServer(t, server.Config{MaxConnections: 1, Monitor: middleware.Config{Clock: clock}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	addr, stop := serve(t, srv)
+	holdConnection(t, addr)
+	refuse := func(n int) {
+		for range n {
+			if resp, _ := get(t, addr, "/"); resp.StatusCode != http.StatusServiceUnavailable {
+				t.Fatalf("past MaxConnections 1: %s, want 503", resp.Status)
+			}
+		}
+	}
+	refuse(3)
+	clock.Advance(time.Minute)
+	refuse(2)
+	stop()
+	var lines []string
+	for line := range strings.Lines(log.String()) {
+		if strings.Contains(line, "refused connections") {
+			lines = append(lines, line[strings.Index(line, "max_connections="):])
+		}
+	}
+	want := []string{"max_connections=1 refused=1 refused_total=1\n", "max_connections=1 refused=3 refused_total=4\n", "max_connections=1 refused=1 refused_total=5\n"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("logged %q, want %q", lines, want)
+	}
+}
+
+// A gRPC call on a connection past MaxConnections fails at once with
+// UNAVAILABLE and a message naming the bound, on the health listener and
+// on a gRPC listener of its own.
+func TestMaxConnectionsRefusesGRPC(t *testing.T) {
+	for _, ownListener := range []bool{false, true} {
+		t.Run(listenerName[ownListener], func(t *testing.T) {
+			srv := passingServer(t, server.Config{GRPC: !ownListener, MaxConnections: 1})
+			addr, stop := serveGRPC(t, srv, ownListener)
+			defer stop()
+			// A client that has had its answer keeps its connection.
+			if _, err := healthClient(t, addr).Check(callCtx(t), &healthpb.HealthCheckRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := healthClient(t, addr).Check(callCtx(t), &healthpb.HealthCheckRequest{})
+			if status.Code(err) != codes.Unavailable || !strings.Contains(status.Convert(err).Message(), "serves at most 1 at once") {
+				t.Errorf("a Check on a second connection past MaxConnections 1: %v, want UNAVAILABLE naming the bound", err)
+			}
+		})
 	}
 }

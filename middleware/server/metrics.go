@@ -13,13 +13,22 @@ import (
 // MetricsPath is where Config.Metrics serves the Prometheus metrics.
 const MetricsPath = "/metrics"
 
-// metrics is Config.Metrics: a registry of the monitor's metrics, the Go
-// runtime's and the process's.
-type metrics struct{ reg *prometheus.Registry }
+// metrics is Config.Metrics: a registry of the monitor's metrics, the
+// server's own, the Go runtime's and the process's.
+type metrics struct {
+	reg *prometheus.Registry
+	// refused counts the connections refused past MaxConnections.
+	refused prometheus.Counter
+}
 
 // newMetrics adds the metrics' observer to cfg, next to cfg's own.
 func newMetrics(cfg *middleware.Config) (*metrics, error) {
-	m := &metrics{reg: prom.NewRegistry()}
+	m := &metrics{reg: prom.NewRegistry(), refused: prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: prom.Namespace,
+		Name:      "connections_refused_total",
+		Help:      "Connections refused at once because the listener served MaxConnections already.",
+	})}
+	m.reg.MustRegister(m.refused)
 	obs, err := prom.NewObserver(m.reg, prom.Opts{})
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/jonboulle/clockwork"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/httpserve"
@@ -37,9 +38,11 @@ type Config struct {
 	// every other request to the HTTP endpoints.
 	GRPC bool
 	// MaxConnections bounds the connections each listener serves at once,
-	// HTTP and gRPC alike: past it a new connection waits in the kernel's
-	// accept queue until one closes. Zero means DefaultMaxConnections;
-	// negative, no bound.
+	// HTTP and gRPC alike: a new connection past it is refused at once
+	// and closed, an HTTP/1.1 client with a 503 saying why (Retry-After:
+	// 1), a gRPC call with UNAVAILABLE saying so (httpserve.Options), and
+	// the refusals are logged and counted. Zero means
+	// DefaultMaxConnections; negative, no bound.
 	MaxConnections int
 	// MaxStreams bounds the streams (gRPC calls) one HTTP/2 connection has
 	// open at once: the server announces it, grpc-go clients queue a call
@@ -76,6 +79,7 @@ type Server struct {
 	logger     *slog.Logger
 	grpcOnHTTP bool
 	limits     limits
+	refusals   *refusals
 	reaper     *reaper.Reaper // nil without Config.Reap
 }
 
@@ -111,8 +115,13 @@ func New(checker check.Checker, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{mon: mon, handler: mon.Handler(), logger: logger, grpcOnHTTP: cfg.GRPC, limits: limitsOf(cfg), reaper: rp}
+	s.refusals = &refusals{logger: logger, clock: mc.Clock, max: s.limits.connections}
+	if s.refusals.clock == nil {
+		s.refusals.clock = clockwork.NewRealClock()
+	}
 	if m != nil {
 		s.handler = m.mount(mon, mc.Evidence, s.handler)
+		s.refusals.counter = m.refused
 	}
 	return s, nil
 }
@@ -146,6 +155,7 @@ func (s *Server) ServeWithGRPC(ctx context.Context, ln, grpcLn net.Listener) err
 		ErrorLog:         slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 		UnencryptedHTTP2: s.grpcOnHTTP,
 		MaxConnections:   s.limits.connections, MaxConcurrentStreams: s.limits.streams,
+		Refused: s.refusals.refused,
 	}
 	handler := s.handler
 	if s.grpcOnHTTP {
@@ -170,6 +180,7 @@ func (s *Server) ServeWithGRPC(ctx context.Context, ln, grpcLn net.Listener) err
 	}
 	err := g.Wait()
 	calls.gs.Stop() // no call is left on it; this releases what gRPC registered
+	s.refusals.flush()
 	if ctx.Err() != nil {
 		s.logger.Info("shut down")
 	}

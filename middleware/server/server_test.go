@@ -159,6 +159,21 @@ func serve(t *testing.T, srv *server.Server) (addr string, stop func()) {
 	}
 }
 
+// serveGRPC serves srv as serve does, with ownListener as serveWithGRPC
+// does, and returns where its gRPC service answers: the health listener,
+// which srv must serve it on (Config.GRPC), or the gRPC listener.
+func serveGRPC(t *testing.T, srv *server.Server, ownListener bool) (addr string, stop func()) {
+	t.Helper()
+	if ownListener {
+		_, addr, stop = serveWithGRPC(t, srv)
+		return addr, stop
+	}
+	return serve(t, srv)
+}
+
+// listenerName names the subtests of serveGRPC's two cases.
+var listenerName = map[bool]string{false: "one listener", true: "own listener"}
+
 // serveWithGRPC runs srv's ServeWithGRPC on two loopback listeners until
 // stop, as serve does, and returns their addresses.
 func serveWithGRPC(t *testing.T, srv *server.Server) (httpAddr, grpcAddr string, stop func()) {
