@@ -62,7 +62,7 @@ func TestLightProbeDetectsAnUplinkOutageUnderDownload(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no light probe was answered")
 	}
-	if r := check(); !r.Passed() || r.DecidedBy() != "evidence" {
+	if r := check(); !r.Passed() || r.DecidedBy() != middleware.ProofLightProbe {
 		t.Fatalf("before the outage: %v (%s), want a pass on the probe's answer", r.Err, r.Evidence)
 	}
 	before, err := lab.Client().ReadCounters()
@@ -84,7 +84,7 @@ func TestLightProbeDetectsAnUplinkOutageUnderDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(r.Err, middleware.ErrNoProofOfLife) || r.DecidedBy() != "evidence" {
+	if !errors.Is(r.Err, middleware.ErrNoProofOfLife) || r.DecidedBy() != middleware.ProofLightProbe {
 		t.Errorf("the check failed with %v (%s), want no proof of life", r.Err, r.DecidedBy())
 	}
 	// The answers stop when the outage begins (give or take a probe in

@@ -110,6 +110,6 @@ func (s *counterSilence) decide(now time.Time) verdict {
 	if silent := s.last.at.Sub(s.silentSince); silent < s.cfg.Window {
 		return verdict{pending: true, until: s.silentSince.Add(s.cfg.Window)}
 	}
-	return verdict{ok: true, err: fmt.Errorf("%w: sent %s in %v, received nothing", ErrSilentTunnel,
+	return verdict{ok: true, proof: ProofCounters, err: fmt.Errorf("%w: sent %s in %v, received nothing", ErrSilentTunnel,
 		amount(sent, s.last.c.TxPackets-s.quiet.c.TxPackets), roundSeconds(s.last.at.Sub(s.silentSince)))}
 }

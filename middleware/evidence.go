@@ -95,9 +95,16 @@ type Evidence struct {
 	// Probe is the light probe (see [LightProbe], [ChooseLightProbe]);
 	// nil: none, and only the counters' silence rule can decide.
 	Probe *LightProbe
-	// Source reads the tunnel's counters; nil: none. Probe or Source is
-	// required.
+	// Source reads the tunnel's counters; nil: none.
 	Source CounterSource
+	// Delivery reads the TCP connections of the tunnel's users (see
+	// [Delivery]); nil: none. Data of theirs that the far end acknowledged
+	// between two readings of the same connection, within the Window,
+	// passes a check at once, before the probes are looked at: it proves
+	// both directions, and a full tail-drop queue that loses the probes
+	// still delivers it. No progress never fails a check. Probe, Source or
+	// Delivery is required.
+	Delivery DeliverySource
 	// Window is how long the tunnel may go without proof of life (or, for
 	// the counters, send into silence) before a check fails: the
 	// tolerance, whatever the orchestrator's period. Zero means
@@ -149,8 +156,8 @@ type Evidence struct {
 
 func (e Evidence) withDefaults() (Evidence, error) {
 	var errs []error
-	if e.Source == nil && e.Probe == nil {
-		errs = append(errs, errors.New("evidence: neither a Probe nor a Source"))
+	if e.Source == nil && e.Probe == nil && e.Delivery == nil {
+		errs = append(errs, errors.New("evidence: no Probe, Source or Delivery"))
 	}
 	if e.Probe != nil && e.Probe.Check == nil {
 		errs = append(errs, errors.New("evidence: Probe.Check is nil"))
@@ -216,6 +223,7 @@ var (
 	_ proofSource = (*proofOfLife)(nil)
 	_ proofSource = (*counterSilence)(nil)
 	_ proofSource = (*fullCheck)(nil)
+	_ proofSource = (*deliveryProof)(nil)
 )
 
 // evidence is what a monitor gathers for its checks: the light probes'
@@ -226,6 +234,7 @@ type evidence struct {
 	proof    *proofOfLife    // nil without a Probe
 	counters *counterSilence // nil without a Source
 	full     *fullCheck      // nil without a Probe, or with a negative FullCheckPeriod
+	delivery *deliveryProof  // nil without a Delivery
 	// sources are those of the above that there are.
 	sources []proofSource
 }
@@ -246,6 +255,10 @@ func newEvidence(cfg Evidence, checker check.Checker, mon Config, observer Obser
 	if cfg.Source != nil {
 		e.counters = newCounterSilence(cfg, clock)
 		e.sources = append(e.sources, e.counters)
+	}
+	if cfg.Delivery != nil {
+		e.delivery = newDeliveryProof(cfg, clock)
+		e.sources = append(e.sources, e.delivery)
 	}
 	return e
 }
@@ -274,13 +287,22 @@ type verdict struct {
 	until   time.Time
 	err     error
 	text    string
+	// proof names the source that decided (Result.Proof).
+	proof string
 }
 
-// decide returns the verdict of the evidence now: an answer to a probe
-// passes; then the counters' silence, the probes' silence and their loss
-// fail.
+// decide returns the verdict of the evidence now, in this order: data of
+// the tunnel's users acknowledged by the far end passes (nothing overrides
+// what the tunnel delivers); an answer to a probe passes, unless the full
+// check keeps failing; then the counters' silence, the probes' silence and
+// their loss fail.
 func (e *evidence) decide() verdict {
 	now := e.clock.Now()
+	if e.delivery != nil {
+		if v := e.delivery.decide(now); v.ok {
+			return v
+		}
+	}
 	var probes, counters verdict
 	if e.proof != nil {
 		if probes = e.proof.decide(now); probes.ok && probes.err == nil {

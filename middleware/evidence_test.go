@@ -93,7 +93,7 @@ func TestCountersOnlyFailChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := js.Checks["tunnel:connectivity"][0]
-	if code != http.StatusServiceUnavailable || c.DecidedBy != "evidence" || !strings.Contains(c.Output, "sending into silence: sent 100.00 kB in 4s") {
+	if code != http.StatusServiceUnavailable || c.DecidedBy != "counters" || !strings.Contains(c.Output, "sending into silence: sent 100.00 kB in 4s") {
 		t.Errorf("dead: %d %+v", code, c)
 	}
 	if n := active.Load(); n != 1 {
@@ -131,7 +131,7 @@ func TestCountersOnlyFailChecks(t *testing.T) {
 	for _, r := range observed {
 		by = append(by, r.DecidedBy())
 	}
-	if strings.Join(by, ",") != "active,evidence,active" {
+	if strings.Join(by, ",") != "active,counters,active" {
 		t.Errorf("observer saw %v", by)
 	}
 }
@@ -236,7 +236,7 @@ func TestLightProbeDecidesChecks(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &js); err != nil {
 		t.Fatal(err)
 	}
-	if code != http.StatusOK || js.Checks["tunnel:connectivity"][0].DecidedBy != "evidence" ||
+	if code != http.StatusOK || js.Checks["tunnel:connectivity"][0].DecidedBy != "light-probe" ||
 		js.LightProbe.Kind != "icmp" || js.LightProbe.Target != "10.64.0.1" || js.LightProbe.Sent != 2 || js.LightProbe.Answered != 2 {
 		t.Errorf("JSON %d %s", code, body)
 	}

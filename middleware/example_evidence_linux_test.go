@@ -65,6 +65,6 @@ func Example_proofOfLife() {
 	stop()
 	fmt.Println(<-done)
 	// Output:
-	// true evidence
+	// true light-probe
 	// <nil>
 }

@@ -160,5 +160,5 @@ func (f *fullCheck) decide(time.Time) verdict {
 	if f.failures < FullCheckFailures {
 		return verdict{}
 	}
-	return verdict{ok: true, err: fmt.Errorf("%w (%d full checks in a row, every %v): %w", ErrFullCheckFails, f.failures, f.period, f.lastErr)}
+	return verdict{ok: true, proof: ProofFullCheck, err: fmt.Errorf("%w (%d full checks in a row, every %v): %w", ErrFullCheckFails, f.failures, f.period, f.lastErr)}
 }

@@ -126,6 +126,9 @@ func (l *loop) finishHeal(e healEnd) {
 			ev.full.forget()
 		}
 	}
+	if ev := l.m.evidence; ev != nil && ev.delivery != nil {
+		ev.delivery.forget()
+	}
 }
 
 // waitHeal waits for the running heal, if any, to end: the loop owns it.

@@ -353,7 +353,7 @@ func (m *Monitor) decide(ctx context.Context, start time.Time, src Source, check
 	var v verdict
 	if m.evidence != nil {
 		if v = m.evidence.await(ctx); v.ok {
-			r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: v.err, Evidence: v.text, Via: m.cfg.Via}
+			r := Result{Source: src, Start: start, Duration: clock.Since(start), Err: v.err, Evidence: v.text, Via: m.cfg.Via, Proof: v.proof}
 			if v.err != nil {
 				r.Evidence = v.err.Error()
 			}

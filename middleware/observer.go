@@ -58,19 +58,39 @@ type Result struct {
 	Evidence string
 	// Via is the interface the check went through (Config.Via), or "".
 	Via string
+	// Proof names the proof that decided the result without an active
+	// check (ProofLightProbe...), with Evidence; "" when a check ran.
+	Proof string
 }
 
 // Passed reports whether the check passed.
 func (r Result) Passed() bool { return r.Err == nil }
 
-// DecidedBy returns "evidence" for a result proof of life decided
-// (Config.Evidence), "active" for one a check ran for.
+// DecidedBy returns what decided the result: the proof that did without
+// an active check (Result.Proof: "light-probe", "delivery", "counters",
+// "full-check"), or "active" for one a check ran for.
 func (r Result) DecidedBy() string {
-	if r.Evidence != "" {
-		return "evidence"
+	if r.Proof != "" {
+		return r.Proof
 	}
 	return "active"
 }
+
+// The proofs that decide a check without an active check (Result.Proof,
+// Result.DecidedBy).
+const (
+	// ProofLightProbe: the light probe's answer, or its silence, loss or
+	// path MTU black hole.
+	ProofLightProbe = "light-probe"
+	// ProofDelivery: data of the tunnel's users that the far end
+	// acknowledged (Evidence.Delivery).
+	ProofDelivery = "delivery"
+	// ProofCounters: the tunnel's counters, sending into silence.
+	ProofCounters = "counters"
+	// ProofFullCheck: the active check, failing while the probes pass
+	// (Evidence.FullCheckPeriod).
+	ProofFullCheck = "full-check"
+)
 
 // HealStart describes a heal that is about to run.
 type HealStart struct {

@@ -407,14 +407,14 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 	}
 	if p.lastAnswer.After(p.answersFrom) && now.Sub(p.lastAnswer) < p.cfg.Window {
 		if err := p.lossError(now); err != nil {
-			return verdict{ok: true, err: err}
+			return verdict{ok: true, proof: ProofLightProbe, err: err}
 		}
 		if p.mtu != nil && p.cfg.FailOnMTU {
 			if err := p.mtu.blackHole(now, p.cfg.Window); err != nil {
-				return verdict{ok: true, err: err}
+				return verdict{ok: true, proof: ProofLightProbe, err: err}
 			}
 		}
-		return verdict{ok: true, text: fmt.Sprintf("proof of life: %s %s answered %v ago",
+		return verdict{ok: true, proof: ProofLightProbe, text: fmt.Sprintf("proof of life: %s %s answered %v ago",
 			probe.Kind, probe.Target, roundSeconds(now.Sub(p.lastAnswer)))}
 	}
 	if p.firstUnanswered.IsZero() || now.Sub(p.lastSent) > 2*p.cfg.Interval {
@@ -433,7 +433,7 @@ func (p *proofOfLife) decide(now time.Time) verdict {
 	if !p.lastAnswer.After(p.answersFrom) {
 		err = fmt.Errorf("%w since the heal", err)
 	}
-	return verdict{ok: true, err: err}
+	return verdict{ok: true, proof: ProofLightProbe, err: err}
 }
 
 // quietSince says how long no answer came: "for 1.2s", or "since the heal

@@ -60,8 +60,9 @@ type checkJSON struct {
 	Output              string   `json:"output,omitempty"`
 	Source              string   `json:"source,omitempty"`
 	ConsecutiveFailures int      `json:"consecutiveFailures"`
-	// DecidedBy is "evidence" when proof of life decided the check
-	// (Config.Evidence), "active" when a check ran.
+	// DecidedBy is the proof that decided the check without an active one
+	// (Result.Proof: light-probe, delivery, counters, full-check), or
+	// "active" when a check ran.
 	DecidedBy string `json:"decidedBy,omitempty"`
 	// ComponentID is the draft's name of the component checked: the
 	// interface the check went through (Config.Via).
@@ -201,7 +202,7 @@ func (rep reply) writeProbe(body *healthJSON, p LightProbeStats) {
 	if p.Answered > 0 {
 		ms := float64(p.RTT) / float64(time.Millisecond)
 		body.Checks[probeRTTName] = []checkJSON{{ComponentType: "system", Status: "pass", ObservedValue: &ms, ObservedUnit: "ms",
-			Output: "median round trip of " + what, DecidedBy: "evidence"}}
+			Output: "median round trip of " + what, DecidedBy: ProofLightProbe}}
 	}
 	if p.Sent > 0 {
 		pct := 100 * p.Loss
@@ -213,7 +214,7 @@ func (rep reply) writeProbe(body *healthJSON, p LightProbeStats) {
 			status = "warn"
 		}
 		body.Checks[probeLossName] = []checkJSON{{ComponentType: "system", Status: status, ObservedValue: &pct, ObservedUnit: "%",
-			Output: fmt.Sprintf("%d of %d probes (%s) unanswered", p.Sent-p.Answered, p.Sent, what), DecidedBy: "evidence"}}
+			Output: fmt.Sprintf("%d of %d probes (%s) unanswered", p.Sent-p.Answered, p.Sent, what), DecidedBy: ProofLightProbe}}
 	}
 }
 

@@ -413,7 +413,7 @@ func checkHealsRestore(t *testing.T, spec Spec, c ConfigReport) {
 	for i := range spec.Link.Outages {
 		from, until := afterFault(spec, i)
 		if !slices.ContainsFunc(c.Timeline.Checks, func(m CheckMark) bool {
-			return float64(m.At) >= from && float64(m.At) < until && m.Passed && m.DecidedBy == "evidence"
+			return float64(m.At) >= from && float64(m.At) < until && m.Passed && m.DecidedBy == middleware.ProofLightProbe
 		}) {
 			t.Errorf("the tunnel was not back after fault %d (%s): no check passed on proof of life from %.0f s to %.0f s", i+1, faults[i].name, from, until)
 		}
@@ -457,7 +457,7 @@ func checkSidecarFollows(ctx context.Context, t *testing.T, l *ctrLab, rep *Repo
 			continue
 		}
 		if !slices.ContainsFunc(rep.Configs[l.cfg.Name].Timeline.Checks, func(c CheckMark) bool {
-			return c.At > from && c.At < until && c.Passed && c.DecidedBy == "evidence"
+			return c.At > from && c.At < until && c.Passed && c.DecidedBy == middleware.ProofLightProbe
 		}) {
 			t.Errorf("%s: the VPN's incarnation %d (%.0f-%.0f s) lived through working link, and no check passed on proof of life: the sidecar did not follow its wg0",
 				l.cfg.Name, i+2, from, until)

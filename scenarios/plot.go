@@ -109,7 +109,7 @@ func (r *Report) addOutages(p *plot.Plot) error {
 func addMarks(p *plot.Plot, tl Timeline) error {
 	var checks, proof, passed, failed plotter.XYs
 	for _, cm := range tl.Checks {
-		if cm.DecidedBy == "evidence" {
+		if cm.DecidedBy != "" && cm.DecidedBy != "active" { // a proof decided it: no dial
 			proof = append(proof, plotter.XY{X: float64(cm.At), Y: proofLatency})
 			continue
 		}

@@ -52,8 +52,9 @@ type CheckMark struct {
 	Latency float64 `json:"latency_ms"`
 	Passed  bool    `json:"passed"`
 	Source  string  `json:"source"`
-	// DecidedBy is "evidence" for a check that proof of life decided with
-	// no dial, "active" for one that ran.
+	// DecidedBy is what decided the check (middleware.Result.DecidedBy):
+	// a proof of life with no dial ("light-probe", "delivery", "counters",
+	// "full-check"), or "active" for a check that ran.
 	DecidedBy string `json:"decided_by,omitempty"`
 }
 

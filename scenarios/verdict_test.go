@@ -86,7 +86,7 @@ func TestPlots(t *testing.T) {
 
 	var tl Timeline
 	for at := Offset(1); at < 360; at += 2 {
-		tl.Checks = append(tl.Checks, CheckMark{At: at, Latency: 0, Passed: at < 200, DecidedBy: "evidence"})
+		tl.Checks = append(tl.Checks, CheckMark{At: at, Latency: 0, Passed: at < 200, DecidedBy: "light-probe"})
 		tl.Probes = append(tl.Probes, ProbeMark{At: at, Latency: 20 + float64(at), Passed: at < 204})
 	}
 	tl.Checks = append(tl.Checks, CheckMark{At: 3, Latency: 350, Passed: true, DecidedBy: "active"})

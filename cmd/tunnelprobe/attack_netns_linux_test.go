@@ -220,11 +220,11 @@ func TestAttacksOnEvidenceInNamespaces(t *testing.T) {
 		// uplink answers what it cannot deliver.
 		stop := f.farListener(t, "10.77.0.2:443")
 		p := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:9", "--evidence-iface", "vnear", "--light-probe", "tcp://10.77.0.2:443")
-		if code, by, out := p.waitPass(t); code != http.StatusOK || by != "evidence" {
+		if code, by, out := p.waitPass(t); code != http.StatusOK || by != "light-probe" {
 			t.Fatalf("while the far side answers: %d %s %q", code, by, out)
 		}
 		stop()
-		if by, out := p.untilFails(t); by != "evidence" || !strings.Contains(out, "no proof of life") {
+		if by, out := p.untilFails(t); by != "light-probe" || !strings.Contains(out, "no proof of life") {
 			t.Errorf("resets only: %s %q, want no proof of life", by, out)
 		}
 		p.neverPasses(t, "resets only", 5)
@@ -234,7 +234,7 @@ func TestAttacksOnEvidenceInNamespaces(t *testing.T) {
 		stop := f.farListener(t, "10.77.0.2:443")
 		defer stop()
 		s := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:443", "--timeout", "2s", "--evidence-iface", "vnear", "--light-probe", "tcp://10.77.0.2:443")
-		if code, by, out := s.waitPass(t); code != http.StatusOK || by != "evidence" {
+		if code, by, out := s.waitPass(t); code != http.StatusOK || by != "light-probe" {
 			t.Fatalf("before the attack: %d %s %q", code, by, out)
 		}
 		// From now on nothing the near side sends reaches anyone: the far
@@ -267,7 +267,7 @@ func TestAttacksOnEvidenceInNamespaces(t *testing.T) {
 			}
 		})
 		t.Cleanup(func() { stopFlood(); flood.Wait(); conn.Close() })
-		if by, out := s.untilFails(t); by != "evidence" || !strings.Contains(out, "no proof of life") {
+		if by, out := s.untilFails(t); by != "light-probe" || !strings.Contains(out, "no proof of life") {
 			t.Errorf("inbound only: %s %q, want no proof of life", by, out)
 		}
 		s.neverPasses(t, "inbound only", 5)
@@ -293,7 +293,7 @@ func (s *nsServer) waitPass(t *testing.T) (code int, decidedBy, output string) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		code, decidedBy, output = s.check(t)
-		if code == http.StatusOK && decidedBy == "evidence" || time.Now().After(deadline) {
+		if code == http.StatusOK && decidedBy == "light-probe" || time.Now().After(deadline) {
 			return code, decidedBy, output
 		}
 	}

@@ -24,7 +24,7 @@ func TestServeLightProbe(t *testing.T) {
 	f := newFarSide(t)
 	stop := f.farListener(t, "10.77.0.2:443")
 	s := f.serve(t, "--check", "tcp", "--target", "10.77.0.2:9", "--light-probe", "tcp://10.77.0.2:443", "--metrics")
-	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "evidence" || !strings.HasPrefix(out, "proof of life: tcp 10.77.0.2:443 answered") {
+	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "light-probe" || !strings.HasPrefix(out, "proof of life: tcp 10.77.0.2:443 answered") {
 		t.Fatalf("while the probe is answered: %d %s %q", code, by, out)
 	}
 	_, js := s.get(t, "/check/?format=json")
@@ -35,14 +35,14 @@ func TestServeLightProbe(t *testing.T) {
 	for _, want := range []string{
 		"\ntunnelprobe_light_probe_info{kind=\"tcp\",target=\"10.77.0.2:443\"} 1",
 		"\ntunnelprobe_light_probes_total{kind=\"tcp\",result=\"answered\"} ",
-		"\ntunnelprobe_evidence_decisions_total{result=\"pass\",source=\"probe\"} ",
+		"\ntunnelprobe_evidence_decisions_total{proof=\"light-probe\",result=\"pass\",source=\"probe\"} ",
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
 		}
 	}
 	stop() // refused from now on: a reset is no answer
-	if by, out := s.untilFails(t); by != "evidence" || !strings.Contains(out, "no proof of life") {
+	if by, out := s.untilFails(t); by != "light-probe" || !strings.Contains(out, "no proof of life") {
 		t.Errorf("resets only: %s %q, want no proof of life", by, out)
 	}
 }

@@ -95,7 +95,7 @@ func TestServeDeletedRouteMakesTheProbeProveNothing(t *testing.T) {
 	f.farListener(t, "10.77.0.2:8443")
 	netnstest.Run(t, f.near, func() { allowPing(t) })
 	s := f.serve(t, "--evidence-iface", "vnear", "--light-probe", "icmp://10.77.0.2", "--check", "tcp", "--target", "10.77.0.2:8443")
-	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "evidence" {
+	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "light-probe" {
 		t.Fatalf("before: %d %s %q", code, by, out)
 	}
 	netnstest.IP(t, "-n", f.near, "route", "del", "10.77.0.0/24", "dev", "vnear")
@@ -127,7 +127,7 @@ func TestServeFullCheckCatchesWhatTheProbesMiss(t *testing.T) {
 		"--timeout", "1s", "--full-check-period", period.String())
 	start := time.Now()
 	by, out := s.untilFails(t)
-	if by != "evidence" || !strings.Contains(out, "the tunnel answers probes but the active check fails") || !strings.Contains(out, "tls 10.77.0.2:443") {
+	if by != "full-check" || !strings.Contains(out, "the tunnel answers probes but the active check fails") || !strings.Contains(out, "tls 10.77.0.2:443") {
 		t.Errorf("%s %q, want the full check's failure", by, out)
 	}
 	if took := time.Since(start); took > 2*period+2*time.Second {
@@ -218,7 +218,7 @@ func TestServeReportsAnMTUBlackHole(t *testing.T) {
 
 	failing := f.serve(t, append(args, "--fail-on-mtu")...)
 	by, out := failing.untilFails(t)
-	if by != "evidence" || !strings.Contains(out, "path MTU black hole") {
+	if by != "light-probe" || !strings.Contains(out, "path MTU black hole") {
 		t.Errorf("--fail-on-mtu: %s %q, want the black hole", by, out)
 	}
 }

@@ -36,7 +36,7 @@
 //	tunnelprobe_loop_due_timestamp_seconds                 gauge: when the loop owes its next result (Unix time); absent while no loop runs
 //	tunnelprobe_heal_in_progress                           gauge: 1 while a heal runs
 //	tunnelprobe_heal_started_timestamp_seconds             gauge: when the running heal started (Unix time); absent while none runs
-//	tunnelprobe_evidence_decisions_total{source,result}    counter: checks that evidence (light probes, counters) decided without an active check (middleware.Evidence)
+//	tunnelprobe_evidence_decisions_total{source,proof,result} counter: checks that evidence decided without an active check, by the proof that did (middleware.Result.Proof)
 //	tunnelprobe_light_probes_total{kind,result}            counter: light probes that ended, "answered" or "unanswered"; kind "icmp", "udp-dns" or "tcp"
 //	tunnelprobe_light_probe_rtt_seconds{kind}              histogram: round trip of the answered light probes
 //	tunnelprobe_light_probe_info{kind,target}              gauge: 1, naming the light probe in use; absent without one

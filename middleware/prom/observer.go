@@ -93,8 +93,8 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 		}),
 		evidence: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "evidence_decisions_total", ConstLabels: cl,
-			Help: "Checks that evidence (light probes, traffic counters) decided without an active check, by source and result.",
-		}, []string{"source", "result"}),
+			Help: "Checks that evidence decided without an active check, by source, proof (light-probe, delivery, counters, full-check) and result.",
+		}, []string{"source", "proof", "result"}),
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "light_probes_total", ConstLabels: cl,
 			Help: "Light probes sent through the tunnel that ended, by kind (icmp, udp-dns, tcp) and result (answered, unanswered, proves-nothing: its target is answered by this host or not routed through the tunnel).",
@@ -115,8 +115,10 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 		for _, res := range []string{"pass", "fail", "abandoned"} {
 			o.checks.WithLabelValues(src, res)
 		}
-		for _, res := range []string{"pass", "fail"} {
-			o.evidence.WithLabelValues(src, res)
+		for proof, results := range evidenceResults {
+			for _, res := range results {
+				o.evidence.WithLabelValues(src, proof, res)
+			}
 		}
 	}
 	for _, res := range []string{"ok", "error", "timeout"} {
@@ -151,6 +153,15 @@ func (o *Observer) collectors() []prometheus.Collector {
 	return []prometheus.Collector{o.checks, o.duration, o.inFlight, o.coalesced, o.heals, o.healDuration, o.changes, o.evidence, o.probes, o.probeRTT}
 }
 
+// evidenceResults are the results each proof can give a check: delivery
+// only passes; the counters and the full check only fail.
+var evidenceResults = map[string][]string{
+	middleware.ProofLightProbe: {"pass", "fail"},
+	middleware.ProofDelivery:   {"pass"},
+	middleware.ProofCounters:   {"fail"},
+	middleware.ProofFullCheck:  {"fail"},
+}
+
 // CheckStarted implements middleware.Observer.
 func (o *Observer) CheckStarted(s middleware.CheckStart) {
 	o.inFlight.WithLabelValues(s.Source.String()).Inc()
@@ -164,7 +175,7 @@ func (o *Observer) CheckFinished(r middleware.Result) {
 	o.checks.WithLabelValues(src, res).Inc()
 	o.duration.WithLabelValues(src, res).Observe(r.Duration.Seconds())
 	if r.Evidence != "" {
-		o.evidence.WithLabelValues(src, res).Inc()
+		o.evidence.WithLabelValues(src, r.Proof, res).Inc()
 	}
 }
 
