@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -220,5 +221,131 @@ func TestServeReportsAnMTUBlackHole(t *testing.T) {
 	by, out := failing.untilFails(t)
 	if by != "light-probe" || !strings.Contains(out, "path MTU black hole") {
 		t.Errorf("--fail-on-mtu: %s %q, want the black hole", by, out)
+	}
+}
+
+// The tunnel's users' TCP data that the far end acknowledged proves the
+// tunnel alive while the far side drops the light probe (ICMP): a real
+// kernel flow through the tunnel's interface passes checks, decided by
+// delivery. Flows on the pod's own interface or on loopback never count,
+// nor does what a flow only receives; a cut of the uplink (what the near
+// side sends is dropped, the far side's data and retransmissions still
+// arrive) stops the delivery counting within a window.
+func TestServeDeliveryProvesTheTunnel(t *testing.T) {
+	f := newFarSide(t)
+	f.uplink(t) // vup stands for the pod's own interface
+	netnstest.Run(t, f.far, func() {
+		if err := os.WriteFile("/proc/sys/net/ipv4/icmp_echo_ignore_all", []byte("1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	netnstest.Run(t, f.near, func() { allowPing(t) })
+	f.farSink(t, ":9000")
+	s := f.serve(t, "--evidence-iface", "vnear", "--light-probe", "icmp://10.77.0.2", "--check", "tcp", "--target", "10.77.0.2:9", "--timeout", "1s")
+
+	// A flow that proves nothing: the pod's own.
+	f.flow(t, "10.78.0.1", "10.78.0.2:9000")
+	s.neverPasses(t, "the pod interface's flow", 3)
+
+	// A flow through the tunnel that delivers.
+	f.flow(t, "10.77.0.1", "10.77.0.2:9000")
+	code, by, out := s.waitDecidedBy(t, "delivery")
+	if code != http.StatusOK || !strings.Contains(out, "TCP connection(s) through the tunnel had data acknowledged") {
+		t.Fatalf("a flow through the tunnel, the probe dropped: %d %s %q", code, by, out)
+	}
+	// The uplink is cut: nothing the near side sends leaves it.
+	cmd := exec.Command("ip", "netns", "exec", f.near, "tc", "qdisc", "add", "dev", "vnear", "root", "pfifo", "limit", "0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tc: %v: %s", err, out)
+	}
+	cut := time.Now()
+	if by, out := s.untilFails(t); by == "delivery" {
+		t.Errorf("uplink cut: %s %q", by, out)
+	}
+	if took := time.Since(cut); took > 3*time.Second+time.Second+time.Second+time.Second {
+		t.Errorf("the delivery counted for %v after the cut, want a window (3 s), a reading (1 s) and the check's timeout (1 s) at most", took.Round(100*time.Millisecond))
+	}
+	s.neverPasses(t, "uplink cut", 3)
+}
+
+// farSink accepts TCP connections on the far side at addr and reads what
+// they send, until the test ends.
+func (f farSide) farSink(t *testing.T, addr string) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	netnstest.Run(t, f.far, func() { ln, err = net.Listen("tcp", addr) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { _, _ = io.Copy(io.Discard, c) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+}
+
+// flow opens, in the near namespace, a connection from local to remote and
+// writes to it a little at a time, as a user's upload does, until the
+// test ends.
+func (f farSide) flow(t *testing.T, local, remote string) {
+	t.Helper()
+	var c net.Conn
+	var err error
+	netnstest.Run(t, f.near, func() {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err = d.Dial("tcp", remote)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		buf := make([]byte, 16<<10)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+				_, _ = c.Write(buf)
+			}
+		}
+	})
+	t.Cleanup(func() { close(done); c.Close(); wg.Wait() })
+}
+
+// waitDecidedBy asks /check/ until what decided it is by, for 15 s at
+// most, and returns the last answer.
+func (s *nsServer) waitDecidedBy(t *testing.T, by string) (code int, decidedBy, output string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, decidedBy, output = s.check(t)
+		if decidedBy == by || time.Now().After(deadline) {
+			return code, decidedBy, output
+		}
 	}
 }

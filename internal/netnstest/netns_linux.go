@@ -14,7 +14,7 @@ import (
 
 // Unavailable skips the test, or fails it where kernel devices are
 // required (TUNNELPROBE_REQUIRE_DOCKER=1, as in CI).
-func Unavailable(t *testing.T, format string, args ...any) {
+func Unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("TUNNELPROBE_REQUIRE_DOCKER") == "1" {
 		t.Fatalf("kernel devices required: "+format, args...)
@@ -23,7 +23,7 @@ func Unavailable(t *testing.T, format string, args ...any) {
 }
 
 // IP runs the ip command with args and fails t if it fails.
-func IP(t *testing.T, args ...string) {
+func IP(t testing.TB, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
@@ -32,7 +32,7 @@ func IP(t *testing.T, args ...string) {
 
 // New creates a network namespace for the test and deletes it, with
 // every device in it, when the test ends.
-func New(t *testing.T, suffix string) string {
+func New(t testing.TB, suffix string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		Unavailable(t, "network namespaces need root")
@@ -51,7 +51,7 @@ func New(t *testing.T, suffix string) string {
 
 // Run runs f on a thread in network namespace ns and fails t if it cannot.
 // Sockets and devices f creates stay there.
-func Run(t *testing.T, ns string, f func()) {
+func Run(t testing.TB, ns string, f func()) {
 	t.Helper()
 	if err := Do(ns, f); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/middleware/check/cafile"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
+	"github.com/tunnelprobe/tunnelprobe/middleware/sockdiag"
 	"github.com/tunnelprobe/tunnelprobe/middleware/target"
 	"github.com/tunnelprobe/tunnelprobe/middleware/wgstats"
 )
@@ -63,6 +64,9 @@ type Flags struct {
 	// --full-check-period, 0 for never.
 	bindIface       string
 	fullCheckPeriod time.Duration
+	// delivery is --delivery: the tunnel's users' TCP connections as
+	// proof, where the tunnel's interface is named.
+	delivery bool
 
 	// Logs: see RegisterLog.
 	logFormat string
@@ -164,6 +168,9 @@ func (f *Flags) registerEvidence(fs *flag.FlagSet) {
 		"--loss-window; 0 reports the loss only")
 	fs.Var(cliflag.MinDuration(&e.LossWindow, middleware.DefaultLossWindow, middleware.MinEvidenceDuration), "loss-window",
 		"`duration` over which the light probes' loss and round trip are measured and reported")
+	fs.BoolVar(&f.delivery, "delivery", true, "where the tunnel's interface is named (--evidence-iface, --evidence-wireguard, --bind-iface): data of the\n"+
+		"TCP connections on it that the far end acknowledged passes checks (read from the kernel's socket table\n"+
+		"once a second; no progress decides nothing); --delivery=false leaves it out")
 	fs.BoolVar(&e.FailOnMTU, "fail-on-mtu", false, "fail checks on a path MTU black hole: small light probes answered, probes of the tunnel interface's\n"+
 		"full MTU not, for a window; off, the answers and the log only say so (a restart rarely cures it)")
 	fs.Var(cliflag.Duration(&f.fullCheckPeriod, middleware.DefaultFullCheckPeriod, true), "full-check-period",
@@ -247,7 +254,11 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 		}
 		probe = &p
 	}
-	if err := f.setEvidence(&cfg, probe, src, given); err != nil {
+	var delivery middleware.DeliverySource
+	if iface != "" && f.delivery {
+		delivery = sockdiag.Delivery{Interface: iface}
+	}
+	if err := f.setEvidence(&cfg, evidenceSources{probe, src, delivery}, given); err != nil {
 		return server.Config{}, err
 	}
 	return cfg, nil
@@ -303,17 +314,28 @@ func (f *Flags) healRequests() ([]server.HealRequest, error) {
 	return reqs, nil
 }
 
-// SetEvidence sets cfg's evidence from the lab's probe and src, shaped by
-// the evidence flags. An error is a usage error.
-func (f *Flags) SetEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource) error {
-	return f.setEvidence(cfg, probe, src, nil)
+// evidenceSources are what the evidence is made of; each may be nil.
+type evidenceSources struct {
+	probe    *middleware.LightProbe
+	counters middleware.CounterSource
+	delivery middleware.DeliverySource
 }
 
-// setEvidence sets cfg's evidence from probe and src, either of which may
-// be nil, shaped by the evidence flags; those flags given (in given)
-// without a source are a usage error.
-func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, src middleware.CounterSource, given map[string]bool) error {
-	if probe == nil && src == nil {
+// SetEvidence sets cfg's evidence from the lab's probe, counters and
+// delivery, shaped by the evidence flags (--delivery=false leaves the
+// delivery out). An error is a usage error.
+func (f *Flags) SetEvidence(cfg *server.Config, probe *middleware.LightProbe, counters middleware.CounterSource, delivery middleware.DeliverySource) error {
+	if !f.delivery {
+		delivery = nil
+	}
+	return f.setEvidence(cfg, evidenceSources{probe, counters, delivery}, nil)
+}
+
+// setEvidence sets cfg's evidence from its sources, shaped by the evidence
+// flags; those flags given (in given) without a source are a usage error.
+func (f *Flags) setEvidence(cfg *server.Config, sources evidenceSources, given map[string]bool) error {
+	probe := sources.probe
+	if probe == nil && sources.counters == nil && sources.delivery == nil {
 		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window", "full-check-period", "fail-on-mtu"} {
 			if given[name] && !given["evidence"] { // the lab roles' --evidence sets its own
 				return fmt.Errorf("--%s shapes the evidence, and none is configured (--light-probe, --evidence-iface)", name)
@@ -338,7 +360,7 @@ func (f *Flags) setEvidence(cfg *server.Config, probe *middleware.LightProbe, sr
 		return fmt.Errorf("--loss-window %v holds fewer than the %d probes --max-loss needs, one every --evidence-interval %v",
 			ev.LossWindow, middleware.MinLossSample, ev.Interval)
 	}
-	ev.Probe, ev.Source = probe, src
+	ev.Probe, ev.Source, ev.Delivery = probe, sources.counters, sources.delivery
 	ev.FullCheckPeriod = f.fullCheckPeriod
 	if ev.FullCheckPeriod == 0 {
 		ev.FullCheckPeriod = -1 // --full-check-period 0: never
