@@ -21,7 +21,7 @@ const hangGuard = 10 * time.Second
 // gets, counting it, and on port 9001 writes what it is told to.
 type pair struct {
 	near, far string
-	received  chan int   // bytes far read, per read
+	received  chan int    // bytes far read, per read
 	send      chan []byte // what far's writer writes to every connection on 9001
 }
 
