@@ -30,7 +30,7 @@ func TestLightProbeDetectsAnUplinkOutageUnderDownload(t *testing.T) {
 	w.waitFor("all connections open", func(s loadgen.Second) bool { return s.Open == conns })
 
 	probe := lab.LightProbe()
-	ev := middleware.Evidence{Probe: &probe, Source: lab.Client()}
+	ev := middleware.Evidence{Probes: []middleware.LightProbe{probe}, Source: lab.Client()}
 	answered := make(chan struct{}, 1)
 	m, err := middleware.New(lab.TLSCheck(), middleware.Config{
 		Mode: middleware.ModeProbe, Timeouts: middleware.Ladder{9 * time.Second}, Evidence: &ev,

@@ -92,9 +92,13 @@ const MinLossSample = 10
 // probes that ended in the last LossWindow went unanswered: for users who
 // would rather restart a lossy tunnel than keep it.
 type Evidence struct {
-	// Probe is the light probe (see [LightProbe], [ChooseLightProbe]);
-	// nil: none, and only the counters' silence rule can decide.
-	Probe *LightProbe
+	// Probes are the light probes (see [LightProbe], [ChooseLightProbe]),
+	// each to a target of its own and each sent every Interval: an answer
+	// from any of them is proof, and a window of silence fails a check only
+	// when none of them answers. A target silent while another answers is
+	// reported, and its silence fails nothing. None: the counters and the
+	// delivery decide.
+	Probes []LightProbe
 	// Source reads the tunnel's counters; nil: none.
 	Source CounterSource
 	// Delivery reads the TCP connections of the tunnel's users (see
@@ -130,6 +134,12 @@ type Evidence struct {
 	// MinSentBytes is how much must go out unanswered for the counters'
 	// silence rule to fail a check. Zero means DefaultMinSentBytes.
 	MinSentBytes uint64
+	// Incarnation, when set, says which incarnation of the tunnel is up:
+	// its interface's index (serve reads it), a count of restarts. When it
+	// changes, as when the kubelet restarts a VPN container beside a
+	// sidecar that lives on, what the old tunnel showed is forgotten, as
+	// after a heal. A reading that fails changes nothing.
+	Incarnation func() (uint64, error)
 	// MTUProbeEvery makes every MTUProbeEvery-th light probe one of the
 	// path MTU, when the probe can size one (LightProbe.Sized and MTU):
 	// at the tunnel interface's MTU, and smaller while those are lost
@@ -156,11 +166,13 @@ type Evidence struct {
 
 func (e Evidence) withDefaults() (Evidence, error) {
 	var errs []error
-	if e.Source == nil && e.Probe == nil && e.Delivery == nil {
-		errs = append(errs, errors.New("evidence: no Probe, Source or Delivery"))
+	if e.Source == nil && len(e.Probes) == 0 && e.Delivery == nil {
+		errs = append(errs, errors.New("evidence: no Probes, Source or Delivery"))
 	}
-	if e.Probe != nil && e.Probe.Check == nil {
-		errs = append(errs, errors.New("evidence: Probe.Check is nil"))
+	for i, p := range e.Probes {
+		if p.Check == nil {
+			errs = append(errs, fmt.Errorf("evidence: Probes[%d].Check is nil", i))
+		}
 	}
 	for _, d := range []struct {
 		name string
@@ -231,12 +243,14 @@ var (
 type evidence struct {
 	cfg      Evidence
 	clock    clockwork.Clock
-	proof    *proofOfLife    // nil without a Probe
+	proofs   []*proofOfLife  // one a probe
 	counters *counterSilence // nil without a Source
-	full     *fullCheck      // nil without a Probe, or with a negative FullCheckPeriod
+	full     *fullCheck      // nil without Probes, or with a negative FullCheckPeriod
 	delivery *deliveryProof  // nil without a Delivery
 	// sources are those of the above that there are.
 	sources []proofSource
+	// changed is told of every probe's send and end.
+	changed *changes
 }
 
 // newEvidence returns the evidence cfg asks for in the monitor's mon;
@@ -244,9 +258,14 @@ type evidence struct {
 func newEvidence(cfg Evidence, checker check.Checker, mon Config, observer Observer) *evidence {
 	clock := mon.Clock
 	e := &evidence{cfg: cfg, clock: clock}
-	if cfg.Probe != nil {
-		e.proof = newProofOfLife(cfg, clock, observer)
-		e.sources = append(e.sources, e.proof)
+	changed := newChanges()
+	e.changed = changed
+	for _, p := range cfg.Probes {
+		proof := newProofOfLife(cfg, p, clock, observer, changed)
+		e.proofs = append(e.proofs, proof)
+		e.sources = append(e.sources, proof)
+	}
+	if len(cfg.Probes) > 0 {
 		if cfg.FullCheckPeriod > 0 {
 			e.full = newFullCheck(cfg, checker, mon, observer, e.probesPass)
 			e.sources = append(e.sources, e.full)
@@ -263,19 +282,88 @@ func newEvidence(cfg Evidence, checker check.Checker, mon Config, observer Obser
 	return e
 }
 
-// run runs every source until ctx ends.
+// run runs every source until ctx ends, and with Incarnation, watches for
+// a new tunnel.
 func (e *evidence) run(ctx context.Context) {
 	var running sync.WaitGroup
 	defer running.Wait()
 	for _, s := range e.sources {
 		running.Go(func() { s.run(ctx) })
 	}
+	if e.cfg.Incarnation != nil {
+		running.Go(func() { e.watchIncarnation(ctx) })
+	}
+}
+
+// newTunnel makes every source forget the tunnel as it was before one
+// that began at since: a heal's start, or when a new incarnation was seen.
+// What the old tunnel showed says nothing of the new one.
+func (e *evidence) newTunnel(since time.Time) {
+	for _, p := range e.proofs {
+		p.forgetTunnel(since)
+	}
+	if e.full != nil {
+		e.full.forget()
+	}
+	if e.delivery != nil {
+		e.delivery.forget()
+	}
+}
+
+// watchIncarnation reads Incarnation every Interval until ctx ends, and
+// starts a new tunnel (newTunnel) when it changes: a VPN that a
+// restart's new interface replaced, as a sidecar sees the kubelet's
+// restart of its VPN container. A reading that fails changes nothing.
+func (e *evidence) watchIncarnation(ctx context.Context) {
+	var last uint64
+	read := false
+	for {
+		if n, err := e.cfg.Incarnation(); err == nil {
+			if read && n != last {
+				e.newTunnel(e.clock.Now())
+			}
+			last, read = n, true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.clock.After(e.cfg.Interval):
+		}
+	}
 }
 
 // probesPass reports whether the light probes alone pass a check now.
 func (e *evidence) probesPass() bool {
-	v := e.proof.decide(e.clock.Now())
+	v := e.probes(e.clock.Now())
 	return v.ok && v.err == nil
+}
+
+// probes returns what the light probes prove together at now: a pass when
+// any target's answer passes; else the first target's failure, and only
+// when every target that decides fails (one that never answered decides
+// nothing); else pending, until the earliest any target decides.
+func (e *evidence) probes(now time.Time) verdict {
+	var fail, pending, none verdict
+	for _, p := range e.proofs {
+		switch v := p.decide(now); {
+		case v.ok && v.err == nil:
+			return v
+		case v.ok && !fail.ok:
+			fail = v
+		case v.pending:
+			if !pending.pending || v.until.Before(pending.until) {
+				pending = v
+			}
+		}
+	}
+	switch {
+	case pending.pending:
+		// A target that may still answer: its answer would pass.
+		return pending
+	case fail.ok:
+		return fail
+	}
+	return none
 }
 
 // A verdict is what the evidence decided: err is nil for a pass; text
@@ -304,8 +392,8 @@ func (e *evidence) decide() verdict {
 		}
 	}
 	var probes, counters verdict
-	if e.proof != nil {
-		if probes = e.proof.decide(now); probes.ok && probes.err == nil {
+	if len(e.proofs) > 0 {
+		if probes = e.probes(now); probes.ok && probes.err == nil {
 			if e.full != nil {
 				if full := e.full.decide(now); full.ok {
 					return full // the active check fails what the probes pass
@@ -337,10 +425,7 @@ func (e *evidence) decide() verdict {
 func (e *evidence) await(ctx context.Context) verdict {
 	deadline := e.clock.Now().Add(e.cfg.Window + e.cfg.Interval)
 	for {
-		var changed <-chan struct{}
-		if e.proof != nil {
-			changed = e.proof.changes()
-		}
+		changed := e.changed.next()
 		v := e.decide()
 		now := e.clock.Now()
 		if !v.pending || !now.Before(deadline) {

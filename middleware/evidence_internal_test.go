@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func newEvidenceRig(t *testing.T, cfg Evidence, withProbe bool) *evidenceRig {
 	src := &fakeCounters{}
 	cfg.Source = src
 	if withProbe {
-		cfg.Probe = &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: check.Func(func(context.Context) error { return nil })}
+		cfg.Probes = []LightProbe{{Kind: probeICMP, Target: "10.0.0.1", Check: check.Func(func(context.Context) error { return nil })}}
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -216,19 +217,19 @@ func TestEvidenceThresholds(t *testing.T) {
 	if got, want := kinds(r.seconds(20, 0, 8_000)), strings.Repeat(".", 12)+strings.Repeat("F", 8); got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	probe := &LightProbe{Check: check.Func(func(context.Context) error { return nil })}
+	probe := []LightProbe{{Check: check.Func(func(context.Context) error { return nil })}}
 	for _, bad := range []Evidence{
 		{},
-		{Probe: &LightProbe{}},
+		{Probes: []LightProbe{{}}},
 		{Source: &fakeCounters{}, Window: -time.Second},
 		{Source: &fakeCounters{}, Window: time.Second, Interval: 2 * time.Second},
-		{Probe: probe, ProbeTimeout: -time.Second},
-		{Probe: probe, MaxLoss: 1},
-		{Probe: probe, MaxLoss: -0.1},
-		{Probe: probe, MaxLoss: math.NaN()},
-		{Probe: probe, Interval: time.Nanosecond}, // a socket and a goroutine per nanosecond
-		{Probe: probe, ProbeTimeout: time.Millisecond},
-		{Probe: probe, MaxLoss: 0.2, LossWindow: time.Second}, // 4 probes: MaxLoss could never act
+		{Probes: probe, ProbeTimeout: -time.Second},
+		{Probes: probe, MaxLoss: 1},
+		{Probes: probe, MaxLoss: -0.1},
+		{Probes: probe, MaxLoss: math.NaN()},
+		{Probes: probe, Interval: time.Nanosecond}, // a socket and a goroutine per nanosecond
+		{Probes: probe, ProbeTimeout: time.Millisecond},
+		{Probes: probe, MaxLoss: 0.2, LossWindow: time.Second}, // 4 probes: MaxLoss could never act
 	} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("%+v accepted", bad)
@@ -281,5 +282,52 @@ func TestEvidenceAwaitsASilenceInProgress(t *testing.T) {
 	v := <-done
 	if !v.ok || !errors.Is(v.err, ErrSilentTunnel) {
 		t.Errorf("await: %+v, want the silence's failure", v)
+	}
+}
+
+// A new incarnation of the tunnel (a new interface index, as a sidecar
+// sees the kubelet's restart of its VPN) is a new tunnel, as a heal is;
+// a reading that fails changes nothing.
+func TestNewIncarnationIsANewTunnel(t *testing.T) {
+	var n atomic.Uint64
+	var fail atomic.Bool
+	r := newProbeRig(t, Evidence{Incarnation: func() (uint64, error) {
+		if fail.Load() {
+			return 0, errors.New("no interface wg0")
+		}
+		return n.Load(), nil
+	}})
+	r.ticks(6, true, 0, 0, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.ev.watchIncarnation(ctx) }()
+	defer func() { cancel(); <-done }()
+	step := func() {
+		t.Helper()
+		bctx, bcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer bcancel()
+		if err := r.clock.BlockUntilContext(bctx, 1); err != nil {
+			t.Fatal("the watch did not wait")
+		}
+		r.clock.Advance(r.ev.cfg.Interval)
+	}
+	forgotten := func() bool {
+		r.ev.proofs[0].mu.Lock()
+		defer r.ev.proofs[0].mu.Unlock()
+		return !r.ev.proofs[0].answersFrom.IsZero()
+	}
+	step()
+	fail.Store(true)
+	step()
+	step()
+	if forgotten() {
+		t.Fatal("a failed reading started a new tunnel")
+	}
+	fail.Store(false)
+	n.Store(7)
+	step()
+	step()
+	if !forgotten() {
+		t.Error("a new incarnation did not start a new tunnel")
 	}
 }

@@ -155,12 +155,12 @@ func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
 	if ev.FullCheckPeriod == 0 {
 		ev.FullCheckPeriod = -1 // the checks of callers only: they count active checks
 	}
-	ev.Probe = &middleware.LightProbe{Kind: "icmp", Target: "10.64.0.1", Check: check.Func(func(context.Context) error {
+	ev.Probes = []middleware.LightProbe{{Kind: "icmp", Target: "10.64.0.1", Check: check.Func(func(context.Context) error {
 		if r.up.Load() {
 			return nil
 		}
 		return errors.New("icmp 10.64.0.1: echo reply: network is unreachable")
-	})}
+	})}}
 	checker := check.Func(func(context.Context) error { r.active.Add(1); return errors.New("tls: handshake timeout") })
 	mon, err := middleware.New(checker, middleware.Config{
 		Mode: middleware.ModeProbe, Clock: r.clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
@@ -228,7 +228,7 @@ func TestLightProbeDecidesChecks(t *testing.T) {
 			Status, Output, DecidedBy, ObservedUnit string
 			ObservedValue                           *float64
 		}
-		LightProbe struct {
+		LightProbes []struct {
 			Kind, Target   string
 			Sent, Answered int
 		}
@@ -236,8 +236,8 @@ func TestLightProbeDecidesChecks(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &js); err != nil {
 		t.Fatal(err)
 	}
-	if code != http.StatusOK || js.Checks["tunnel:connectivity"][0].DecidedBy != "light-probe" ||
-		js.LightProbe.Kind != "icmp" || js.LightProbe.Target != "10.64.0.1" || js.LightProbe.Sent != 2 || js.LightProbe.Answered != 2 {
+	if code != http.StatusOK || js.Checks["tunnel:connectivity"][0].DecidedBy != "light-probe" || len(js.LightProbes) != 1 ||
+		js.LightProbes[0].Kind != "icmp" || js.LightProbes[0].Target != "10.64.0.1" || js.LightProbes[0].Sent != 2 || js.LightProbes[0].Answered != 2 {
 		t.Errorf("JSON %d %s", code, body)
 	}
 	if l := js.Checks["tunnel:probe-loss"]; len(l) != 1 || l[0].ObservedValue == nil || *l[0].ObservedValue != 0 || l[0].ObservedUnit != "%" {
@@ -266,7 +266,7 @@ func TestLightProbeDecidesChecks(t *testing.T) {
 	if n := r.active.Load(); n != 0 {
 		t.Errorf("the active check ran %d times while the probes decided", n)
 	}
-	if s, ok := r.mon.LightProbeStats(); !ok || s.Sent != 9 || s.Answered != 2 {
+	if s := r.mon.LightProbeStats(); len(s) != 1 || s[0].Sent != 9 || s[0].Answered != 2 {
 		t.Errorf("stats %+v", s)
 	}
 }
@@ -299,5 +299,69 @@ func TestEvidenceSampledByRun(t *testing.T) {
 	stop()
 	if err := <-done; err != nil {
 		t.Error(err)
+	}
+}
+
+// Several light probes, each to a target of its own: an answer from any
+// passes; a target silent while another answers fails nothing and is
+// reported; once every target is silent for a window, the check fails.
+func TestSeveralLightProbesAnyAnswerIsProof(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	var up atomic.Bool
+	up.Store(true)
+	ended := make(chan struct{}, 64)
+	quiet := errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
+	ev := middleware.Evidence{Interval: 500 * time.Millisecond, FullCheckPeriod: -1, Probes: []middleware.LightProbe{
+		{Kind: "icmp", Target: "1.1.1.1", Check: check.Func(func(context.Context) error {
+			if up.Load() {
+				return nil
+			}
+			return errors.New("icmp 1.1.1.1: echo reply: i/o timeout")
+		})},
+		{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error { return quiet })},
+	}}
+	mon, err := middleware.New(check.Func(func(context.Context) error { return errors.New("tls: handshake timeout") }), middleware.Config{
+		Mode: middleware.ModeProbe, Clock: clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
+		Observer: middleware.ObserverFuncs{OnLightProbe: func(middleware.LightProbeResult) { ended <- struct{}{} }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	defer func() { stop(); <-done }()
+	step := func() {
+		t.Helper()
+		for range 2 { // one end for each target
+			select {
+			case <-ended:
+			case <-time.After(hangGuard):
+				t.Fatal("a light probe did not end")
+			}
+		}
+		clock.Advance(ev.Interval)
+	}
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		mon.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	for range 8 {
+		step()
+	}
+	if code, body := get("/check/"); code != http.StatusOK || !strings.Contains(body, "icmp 1.1.1.1 answered") ||
+		!strings.Contains(body, "light probe icmp 9.9.9.9 silent while icmp 1.1.1.1 answers: its silence fails nothing") {
+		t.Errorf("one target silent, the other answering: %d %q", code, body)
+	}
+	if _, js := get("/?format=json"); strings.Count(js, `"target": "`) != 2 {
+		t.Errorf("JSON does not list both targets:\n%s", js)
+	}
+	up.Store(false)
+	for range 8 {
+		step()
+	}
+	if code, body := get("/check/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "no proof of life") {
+		t.Errorf("both silent: %d %q, want a failure", code, body)
 	}
 }

@@ -46,7 +46,7 @@ func Example_proofOfLife() {
 	var once sync.Once
 	m, err := middleware.New(check.TLS{Address: addr, RootCAs: roots}, middleware.Config{
 		Mode:     middleware.ModeProbe,
-		Evidence: &middleware.Evidence{Probe: &probe, Source: middleware.InterfaceCounters("lo")},
+		Evidence: &middleware.Evidence{Probes: []middleware.LightProbe{probe}, Source: middleware.InterfaceCounters("lo")},
 		Observer: middleware.ObserverFuncs{OnLightProbe: func(r middleware.LightProbeResult) {
 			if r.Err == nil {
 				once.Do(func() { close(answered) })

@@ -88,8 +88,12 @@ func (m *Monitor) statusReply(s Snapshot) reply {
 // read.
 func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
 	rep := reply{code: code, verdict: verdict, result: r, snap: s}
-	if stats, ok := m.LightProbeStats(); ok {
-		rep.probe, rep.maxLoss = &stats, m.cfg.Evidence.MaxLoss
+	rep.probes = m.LightProbeStats()
+	if len(rep.probes) > 0 {
+		rep.maxLoss = m.cfg.Evidence.MaxLoss
+	}
+	m.warnSilentProbes(&rep, s)
+	for _, stats := range rep.probes {
 		if stats.ProvesNothing != nil {
 			rep.warn(lightProbeName, "evidence: "+errorText(stats.ProvesNothing, m.cfg.HideErrors)+"; the active check decides")
 		}
@@ -115,6 +119,30 @@ func (m *Monitor) reply(code int, verdict string, r *Result, s Snapshot) reply {
 			s.ShortDeadlines, s.ShortDeadline, m.cfg.Timeouts[0], s.ShortDeadline))
 	}
 	return rep
+}
+
+// warnSilentProbes warns of the light probes' targets that are silent
+// while the tunnel works: another target answers, or the last check
+// passed on another proof (delivery, an active check). Their silence fails
+// nothing, and a user should know the probe proves nothing now.
+func (m *Monitor) warnSilentProbes(rep *reply, s Snapshot) {
+	var answering, silent []string
+	for _, p := range rep.probes {
+		if p.Silent {
+			silent = append(silent, p.Kind+" "+p.Target)
+		} else {
+			answering = append(answering, p.Kind+" "+p.Target)
+		}
+	}
+	switch {
+	case len(silent) == 0:
+	case len(answering) > 0:
+		rep.warn(silentProbeName, fmt.Sprintf("light probe %s silent while %s answers: its silence fails nothing",
+			strings.Join(silent, ", "), strings.Join(answering, ", ")))
+	case s.Last != nil && s.Last.Passed() && s.Last.Proof != ProofLightProbe:
+		rep.warn(silentProbeName, fmt.Sprintf("light probe silent while the tunnel works (the last check passed on %s): %s proves nothing now",
+			s.Last.DecidedBy(), strings.Join(silent, ", ")))
+	}
 }
 
 // evidenceNote returns " (what the evidence showed)" for a pass that

@@ -112,6 +112,7 @@ func (l *loop) pollHeal() bool {
 // finishHeal takes the end of the running heal and schedules the next.
 func (l *loop) finishHeal(e healEnd) {
 	l.healing.cancel()
+	started := l.healing.Time
 	l.healing = nil
 	// A restarted tunnel starts the ladder over, as in the reference, and
 	// a tiered schedule starts over; the restart's own loss says nothing
@@ -120,14 +121,8 @@ func (l *loop) finishHeal(e healEnd) {
 	l.healEnded = true
 	l.lastHealEnd = e.at
 	l.nextHeal = e.at.Add(l.cfg.HealBackoff.Initial + time.Duration(l.heals)*l.cfg.HealBackoff.Step)
-	if ev := l.m.evidence; ev != nil && ev.proof != nil {
-		ev.proof.forgetTunnel()
-		if ev.full != nil {
-			ev.full.forget()
-		}
-	}
-	if ev := l.m.evidence; ev != nil && ev.delivery != nil {
-		ev.delivery.forget()
+	if ev := l.m.evidence; ev != nil {
+		ev.newTunnel(started)
 	}
 }
 

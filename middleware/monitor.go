@@ -167,13 +167,17 @@ func (m *Monitor) Probe(ctx context.Context) Result {
 	return m.shareCheck(ctx)
 }
 
-// LightProbeStats returns what the light probes showed over
-// Evidence.LossWindow; false without a light probe.
-func (m *Monitor) LightProbeStats() (LightProbeStats, bool) {
-	if m.evidence == nil || m.evidence.proof == nil {
-		return LightProbeStats{}, false
+// LightProbeStats returns what each light probe showed over
+// Evidence.LossWindow, in the order of Evidence.Probes; nil without them.
+func (m *Monitor) LightProbeStats() []LightProbeStats {
+	if m.evidence == nil {
+		return nil
 	}
-	return m.evidence.proof.stats(), true
+	var out []LightProbeStats
+	for _, p := range m.evidence.proofs {
+		out = append(out, p.stats())
+	}
+	return out
 }
 
 // TrafficCounters returns the latest reading of the evidence's traffic
@@ -284,6 +288,24 @@ func (m *Monitor) recentResult(ctx context.Context) (Result, bool) {
 	return last, true
 }
 
+// silentProbes returns the light probes' targets, when r passed on
+// another proof (delivery, an active check) while every one of them is
+// silent: a target gone quiet while the tunnel works.
+func (m *Monitor) silentProbes(r Result) []string {
+	if m.evidence == nil || len(m.evidence.proofs) == 0 || !r.Passed() || r.Proof == ProofLightProbe {
+		return nil
+	}
+	var silent []string
+	for _, p := range m.evidence.proofs {
+		st := p.stats()
+		if !st.Silent {
+			return nil
+		}
+		silent = append(silent, st.Kind+" "+st.Target)
+	}
+	return silent
+}
+
 // activeCheck runs checker bounded by ctx; with a full check (see
 // Evidence.FullCheckPeriod), it tells the full check, which never runs
 // beside it and takes its pass for one of its own.
@@ -357,6 +379,7 @@ func (m *Monitor) decide(ctx context.Context, start time.Time, src Source, check
 			if v.err != nil {
 				r.Evidence = v.err.Error()
 			}
+			r.SilentProbes = m.silentProbes(r)
 			return r
 		}
 	}
@@ -380,5 +403,6 @@ func (m *Monitor) decide(ctx context.Context, start time.Time, src Source, check
 			r.Err = fmt.Errorf("%w: %w", st.reason, err)
 		}
 	}
+	r.SilentProbes = m.silentProbes(r)
 	return r
 }

@@ -61,6 +61,10 @@ type Result struct {
 	// Proof names the proof that decided the result without an active
 	// check (ProofLightProbe...), with Evidence; "" when a check ran.
 	Proof string
+	// SilentProbes, for a result that passed on another proof (delivery,
+	// an active check), are the light probes' targets when every one was
+	// silent: the tunnel works, and they prove nothing now.
+	SilentProbes []string
 }
 
 // Passed reports whether the check passed.

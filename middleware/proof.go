@@ -68,6 +68,11 @@ type LightProbeStats struct {
 	// PathMTU is what the probes of the path MTU showed; its zero value
 	// when there are none.
 	PathMTU PathMTUStats
+	// Silent reports that no answer came in the last Window (or none
+	// since the tunnel's last restart): while another target answers, or
+	// the tunnel is proven alive another way (delivery, an active check),
+	// a target that went quiet and fails nothing.
+	Silent bool
 }
 
 // PathMTUStats is what the probes of the path MTU (Evidence.MTUProbeEvery)
@@ -95,9 +100,10 @@ type outcome struct {
 // proofOfLife sends the light probe every Interval, each waiting up to
 // ProbeTimeout for its answer, and keeps what the answers prove.
 type proofOfLife struct {
-	cfg      Evidence
-	clock    clockwork.Clock
-	observer LightProbeObserver // nil: none
+	cfg        Evidence
+	lightProbe LightProbe
+	clock      clockwork.Clock
+	observer   LightProbeObserver // nil: none
 
 	mu sync.Mutex
 	// lastAnswer is when the latest answer arrived. firstUnanswered is
@@ -124,14 +130,41 @@ type proofOfLife struct {
 	// mtu measures the path MTU with every MTUProbeEvery-th probe; nil
 	// when the probe cannot (no Sized or MTU) or MTUProbeEvery is negative.
 	mtu *pathMTU
-	// changed is closed, and replaced, at every send and every end.
-	changed chan struct{}
+	// changed is told of every send and every end; the evidence's probes
+	// share one, so that a check waiting for them wakes at any's change.
+	changed *changes
 }
 
-func newProofOfLife(cfg Evidence, clock clockwork.Clock, observer Observer) *proofOfLife {
-	p := &proofOfLife{cfg: cfg, clock: clock, changed: make(chan struct{})}
+// changes tells waiters that something changed: the channel it gives is
+// closed at the next change.
+type changes struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newChanges() *changes { return &changes{ch: make(chan struct{})} }
+
+// next returns a channel closed at the next change.
+func (c *changes) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
+}
+
+// notify closes the channel of the change now, and makes the next one.
+func (c *changes) notify() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.ch)
+	c.ch = make(chan struct{})
+}
+
+// newProofOfLife returns the proof of life of probe, one of cfg.Probes,
+// telling changed of every send and end.
+func newProofOfLife(cfg Evidence, probe LightProbe, clock clockwork.Clock, observer Observer, changed *changes) *proofOfLife {
+	p := &proofOfLife{cfg: cfg, lightProbe: probe, clock: clock, changed: changed}
 	p.observer, _ = observer.(LightProbeObserver)
-	if cfg.Probe.Sized != nil && cfg.Probe.MTU != nil && cfg.MTUProbeEvery > 0 {
+	if probe.Sized != nil && probe.MTU != nil && cfg.MTUProbeEvery > 0 {
 		p.mtu = &pathMTU{every: cfg.MTUProbeEvery}
 	}
 	return p
@@ -183,7 +216,7 @@ func (p *proofOfLife) run(ctx context.Context) {
 // probe runs one probe sent at sent and records its end.
 func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
 	probeCtx, cancel := clockwork.WithTimeout(ctx, p.clock, p.cfg.ProbeTimeout)
-	err := safely.Check(probeCtx, p.cfg.Probe.Check, check.ErrPanicked)
+	err := safely.Check(probeCtx, p.lightProbe.Check, check.ErrPanicked)
 	if err == nil && ctxend.Ended(probeCtx) {
 		// Returned only after its timeout: whatever it saw came too late.
 		err = fmt.Errorf("no answer within %v", p.cfg.ProbeTimeout)
@@ -199,7 +232,7 @@ func (p *proofOfLife) probe(ctx context.Context, sent time.Time) {
 		end = p.end(sent, err)
 	}
 	if p.observer != nil {
-		p.observer.LightProbeFinished(LightProbeResult{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: sent, RTT: end.Sub(sent), Err: err})
+		p.observer.LightProbeFinished(LightProbeResult{Kind: p.lightProbe.Kind, Target: p.lightProbe.Target, Sent: sent, RTT: end.Sub(sent), Err: err})
 	}
 }
 
@@ -216,7 +249,7 @@ func (p *proofOfLife) sentBig() (at time.Time, size int, big bool) {
 	if !due {
 		return time.Time{}, 0, false
 	}
-	mtu, err := p.cfg.Probe.MTU()
+	mtu, err := p.lightProbe.MTU()
 	if err != nil || mtu <= 0 {
 		return time.Time{}, 0, false
 	}
@@ -232,7 +265,7 @@ func (p *proofOfLife) sentBig() (at time.Time, size int, big bool) {
 // no loss (see pathMTU).
 func (p *proofOfLife) probeBig(ctx context.Context, sent time.Time, size int) {
 	probeCtx, cancel := clockwork.WithTimeout(ctx, p.clock, p.cfg.ProbeTimeout)
-	err := safely.Call(probeCtx, func(ctx context.Context) error { return p.cfg.Probe.Sized(ctx, size) }, check.ErrPanicked)
+	err := safely.Call(probeCtx, func(ctx context.Context) error { return p.lightProbe.Sized(ctx, size) }, check.ErrPanicked)
 	if err == nil && ctxend.Ended(probeCtx) {
 		err = fmt.Errorf("no answer within %v", p.cfg.ProbeTimeout)
 	}
@@ -250,7 +283,7 @@ func (p *proofOfLife) probeBig(ctx context.Context, sent time.Time, size int) {
 	p.notify()
 	p.mu.Unlock()
 	if p.observer != nil {
-		p.observer.LightProbeFinished(LightProbeResult{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: sent, RTT: end.Sub(sent), Err: err,
+		p.observer.LightProbeFinished(LightProbeResult{Kind: p.lightProbe.Kind, Target: p.lightProbe.Target, Sent: sent, RTT: end.Sub(sent), Err: err,
 			Size: size, PathMTU: mtu})
 	}
 }
@@ -341,19 +374,27 @@ func (p *proofOfLife) mtuStatsLocked(now time.Time) PathMTUStats {
 	return PathMTUStats{MTU: p.mtu.mtu, Largest: p.mtu.largest(), BlackHole: p.mtu.blackHole(now, p.cfg.Window)}
 }
 
-// forgetTunnel forgets the tunnel as it was before a heal that ended now:
-// the answers it gave, which must not pass the new tunnel's checks (a
-// heal that returns before its restart takes effect would pass checks on
-// them), and its loss and round trip, since the loss of the restart itself
-// must not fail the new tunnel's checks (end forgets a longer silence
-// itself). Probes sent before now count neither as answers nor as
-// unanswered; those sent from now on fail checks after a Window of
-// silence, as before the heal.
-func (p *proofOfLife) forgetTunnel() {
+// forgetTunnel forgets the tunnel as it was before a new one, which began
+// at since (a heal's start, a new incarnation) and is up now: the answers
+// it gave, which must not pass the new tunnel's checks (a heal that
+// returns before its restart takes effect would pass checks on them), and
+// its loss and round trip, since the loss of the restart itself must not
+// fail the new tunnel's checks (end forgets a longer silence itself).
+// Probes sent before now count neither as answers nor as unanswered.
+//
+// Whether the probes' silence fails the new tunnel depends on the target:
+// one that answered until the restart (within a Window of since) fails it
+// after a Window of silence, as before; one that had gone quiet before it
+// decides nothing until it answers the new tunnel. A quiet target (a new
+// server that filters ICMP, a provider that blocks the resolver) would
+// otherwise fail every incarnation of a working tunnel a Window after it
+// came up, and restart it again and again.
+func (p *proofOfLife) forgetTunnel(since time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	p.forgetLossLocked(now)
+	p.answered = p.answered && !p.lastAnswer.Before(since.Add(-p.cfg.Window))
 	p.answersFrom = now
 	p.firstUnanswered, p.unanswered = time.Time{}, 0
 	p.notify()
@@ -380,17 +421,14 @@ func (p *proofOfLife) prune(now time.Time) {
 	p.ended = append(p.ended[:0], p.ended[drop:]...)
 }
 
-func (p *proofOfLife) notify() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
+func (p *proofOfLife) notify() { p.changed.notify() }
 
 // decide returns what the probes prove at now. A verdict that is pending
 // says until when, at the latest, the probes will have decided.
 func (p *proofOfLife) decide(now time.Time) verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	probe := p.cfg.Probe
+	probe := p.lightProbe
 	if p.provesNothing != nil {
 		// Its target is answered by this host, or not routed through the
 		// tunnel: whatever came back proves nothing, an answer of before
@@ -463,13 +501,6 @@ func (s LightProbeStats) lossTooHigh(maxLoss float64) bool {
 	return maxLoss > 0 && s.Sent >= MinLossSample && s.Loss > maxLoss
 }
 
-// changes returns a channel closed at the next send or end.
-func (p *proofOfLife) changes() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.changed
-}
-
 // stats returns the probes' stats over LossWindow up to now.
 func (p *proofOfLife) stats() LightProbeStats {
 	p.mu.Lock()
@@ -479,8 +510,9 @@ func (p *proofOfLife) stats() LightProbeStats {
 }
 
 func (p *proofOfLife) statsLocked() LightProbeStats {
-	s := LightProbeStats{Kind: p.cfg.Probe.Kind, Target: p.cfg.Probe.Target, Sent: len(p.ended), LastAnswer: p.lastAnswer, ProvesNothing: p.provesNothing,
-		PathMTU: p.mtuStatsLocked(p.clock.Now())}
+	now := p.clock.Now()
+	s := LightProbeStats{Kind: p.lightProbe.Kind, Target: p.lightProbe.Target, Sent: len(p.ended), LastAnswer: p.lastAnswer, ProvesNothing: p.provesNothing,
+		PathMTU: p.mtuStatsLocked(now), Silent: !p.lastAnswer.After(p.answersFrom) || now.Sub(p.lastAnswer) >= p.cfg.Window}
 	var rtts []time.Duration
 	for _, o := range p.ended {
 		if o.answered {

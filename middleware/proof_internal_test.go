@@ -52,15 +52,15 @@ func (r *probeRig) tick(alive bool, rtt time.Duration, rx, tx uint64) verdict {
 	for _, p := range r.out {
 		switch {
 		case alive && !p.lost && now.Sub(p.sent) >= rtt:
-			r.ev.proof.end(p.sent, nil)
+			r.ev.proofs[0].end(p.sent, nil)
 		case now.Sub(p.sent) >= r.ev.cfg.ProbeTimeout:
-			r.ev.proof.end(p.sent, context.DeadlineExceeded)
+			r.ev.proofs[0].end(p.sent, context.DeadlineExceeded)
 		default:
 			still = append(still, p)
 		}
 	}
 	r.out = append(still, rigProbe{sent: now, lost: r.losing})
-	r.ev.proof.sent()
+	r.ev.proofs[0].sent()
 	return r.ev.decide()
 }
 
@@ -167,7 +167,7 @@ func TestProofOfLifeToleratesLoss(t *testing.T) {
 	if strings.Contains(got, "F") {
 		t.Errorf("%s", got)
 	}
-	s := r.ev.proof.stats()
+	s := r.ev.proofs[0].stats()
 	if s.Sent < 100 || s.Loss < 0.75 || s.Loss > 0.85 {
 		t.Errorf("stats %+v, want 80%% loss", s)
 	}
@@ -176,7 +176,7 @@ func TestProofOfLifeToleratesLoss(t *testing.T) {
 func TestProofOfLifeMaxLoss(t *testing.T) {
 	r := newProbeRig(t, Evidence{MaxLoss: 0.2, LossWindow: 10 * time.Second})
 	r.ticks(30, true, 0, 0, 0)
-	s := r.ev.proof.stats()
+	s := r.ev.proofs[0].stats()
 	if s.Loss != 0 || s.RTT != 500*time.Millisecond || s.Answered == 0 {
 		// Answered at the next tick: the rig ends probes at ticks only.
 		t.Errorf("stats %+v", s)
@@ -264,10 +264,10 @@ func TestProofOfLifeErrorAnswersProveNothing(t *testing.T) {
 		r.clock.Advance(r.ev.cfg.Interval)
 		now := r.clock.Now()
 		for _, p := range r.out {
-			r.ev.proof.end(p.sent, errors.New("icmp 10.0.0.1: echo reply: network is unreachable"))
+			r.ev.proofs[0].end(p.sent, errors.New("icmp 10.0.0.1: echo reply: network is unreachable"))
 		}
 		r.out = []rigProbe{{sent: now}}
-		r.ev.proof.sent()
+		r.ev.proofs[0].sent()
 		got = append(got, r.ev.decide())
 	}
 	if k := kinds(got); k != "PPPPPFFFFF" {
@@ -283,7 +283,7 @@ func TestProofOfLifeNeverAnsweredDecidesNothing(t *testing.T) {
 	if got := r.ticks(60, false, 0, 100_000, 100_000); got != strings.Repeat(".", 60) {
 		t.Errorf("never answered: %s", got)
 	}
-	if s := r.ev.proof.stats(); s.Answered != 0 || !s.LastAnswer.IsZero() || s.Sent == 0 {
+	if s := r.ev.proofs[0].stats(); s.Answered != 0 || !s.LastAnswer.IsZero() || s.Sent == 0 {
 		t.Errorf("stats %+v, want probes sent and none answered", s)
 	}
 	// Once answered, the rule applies.
@@ -300,7 +300,7 @@ func TestProofOfLifeCheckWaitsForAnswers(t *testing.T) {
 	// The last answer arrives between two sends, then none: 3.3 s later
 	// the probes sent after it have been out for 2.8 s.
 	r.clock.Advance(250 * time.Millisecond)
-	r.ev.proof.end(r.out[0].sent, nil)
+	r.ev.proofs[0].end(r.out[0].sent, nil)
 	r.out = r.out[1:]
 	got := r.ticks(6, false, 0, 0, 0)
 	r.clock.Advance(50 * time.Millisecond)
@@ -312,7 +312,7 @@ func TestProofOfLifeCheckWaitsForAnswers(t *testing.T) {
 	if err := r.clock.BlockUntilContext(t.Context(), 1); err != nil { // await waits
 		t.Fatal(err)
 	}
-	r.ev.proof.end(r.out[0].sent, nil) // a late answer arrives
+	r.ev.proofs[0].end(r.out[0].sent, nil) // a late answer arrives
 	if v := <-done; !v.ok || v.err != nil {
 		t.Errorf("after an answer: %+v, want a pass", v)
 	}
@@ -322,11 +322,11 @@ func TestProofOfLifeCheckWaitsForAnswers(t *testing.T) {
 // in time: it counts as lost.
 func TestProofOfLifeLateNilIsNoAnswer(t *testing.T) {
 	checker := check.Func(func(ctx context.Context) error { <-ctx.Done(); return nil })
-	cfg, err := Evidence{Probe: &LightProbe{Kind: probeTCP, Target: "x", Check: checker}, ProbeTimeout: 10 * time.Millisecond}.withDefaults()
+	cfg, err := Evidence{Probes: []LightProbe{{Kind: probeTCP, Target: "x", Check: checker}}, ProbeTimeout: 10 * time.Millisecond}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newProofOfLife(cfg, clockwork.NewRealClock(), ObserverFuncs{})
+	p := newProofOfLife(cfg, cfg.Probes[0], clockwork.NewRealClock(), ObserverFuncs{}, newChanges())
 	p.probe(context.Background(), p.sent())
 	if s := p.stats(); s.Sent != 1 || s.Answered != 0 {
 		t.Errorf("stats %+v, want one probe, unanswered", s)
@@ -338,13 +338,13 @@ func TestProofOfLifeLateNilIsNoAnswer(t *testing.T) {
 func TestPendingEvidenceAtTheDeadline(t *testing.T) {
 	var active int
 	clock := clockwork.NewFakeClockAt(evidenceEpoch)
-	probe := &LightProbe{Kind: probeICMP, Target: "10.0.0.1", Check: check.Func(func(context.Context) error { return nil })}
+	probe := []LightProbe{{Kind: probeICMP, Target: "10.0.0.1", Check: check.Func(func(context.Context) error { return nil })}}
 	m, err := New(check.Func(func(context.Context) error { active++; return nil }),
-		Config{Mode: ModeProbe, Clock: clock, Timeouts: Ladder{time.Second}, Evidence: &Evidence{Probe: probe, Interval: 500 * time.Millisecond}})
+		Config{Mode: ModeProbe, Clock: clock, Timeouts: Ladder{time.Second}, Evidence: &Evidence{Probes: probe, Interval: 500 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := m.evidence.proof
+	pl := m.evidence.proofs[0]
 	pl.end(pl.sent(), nil) // answered at 0 s
 	clock.Advance(250 * time.Millisecond)
 	for i := range 6 { // sends at 0.25 s ... 2.75 s, none answered
@@ -380,21 +380,21 @@ func TestProofOfLifeProbesThatProveNothingDecideNothing(t *testing.T) {
 	var got strings.Builder
 	for range 20 {
 		r.clock.Advance(r.ev.cfg.Interval)
-		r.ev.proof.void(why)
+		r.ev.proofs[0].void(why)
 		got.WriteString(kinds([]verdict{r.ev.decide()}))
-		r.ev.proof.sent()
+		r.ev.proofs[0].sent()
 	}
 	if want := strings.Repeat(".", 20); got.String() != want {
 		t.Errorf("probes that prove nothing: %s, want %s", got.String(), want)
 	}
-	if s := r.ev.proof.stats(); !errors.Is(s.ProvesNothing, check.ErrNoRouteThrough) {
+	if s := r.ev.proofs[0].stats(); !errors.Is(s.ProvesNothing, check.ErrNoRouteThrough) {
 		t.Errorf("stats say %v, want why the probes prove nothing", s.ProvesNothing)
 	}
 	r.out = nil
 	if got := r.ticks(3, true, 0, 0, 0); got != ".PP" {
 		t.Errorf("answered again: %s, want .PP", got)
 	}
-	if s := r.ev.proof.stats(); s.ProvesNothing != nil {
+	if s := r.ev.proofs[0].stats(); s.ProvesNothing != nil {
 		t.Errorf("stats still say %v after an answer", s.ProvesNothing)
 	}
 }
@@ -409,7 +409,7 @@ func TestProofOfLifeHealForgetsTheOldTunnelsAnswers(t *testing.T) {
 	if got := r.ticks(10, true, 1500*time.Millisecond, 0, 0); !strings.HasSuffix(got, "PPPP") {
 		t.Fatalf("before the heal: %s", got)
 	}
-	r.ev.proof.forgetTunnel()
+	r.ev.proofs[0].forgetTunnel(r.clock.Now())
 	// The old tunnel still answers what was sent to it; nothing sent to
 	// the new one is answered.
 	r.losing = true
@@ -427,5 +427,29 @@ func TestProofOfLifeHealForgetsTheOldTunnelsAnswers(t *testing.T) {
 	r.losing = false
 	if got := r.ticks(8, true, 500*time.Millisecond, 0, 0); !strings.HasSuffix(got, "PPP") {
 		t.Errorf("the new tunnel answers: %s", got)
+	}
+}
+
+// A target that went quiet before a restart (a new server filtering ICMP,
+// a provider blocking the resolver) decides nothing on the new tunnel
+// until it answers it: the new tunnel is restarted once for its silence,
+// not again and again. One that answered until the restart fails the new
+// tunnel after a Window of silence, as before.
+func TestProofOfLifeQuietTargetRestartsAWorkingTunnelOnce(t *testing.T) {
+	r := newProbeRig(t, Evidence{})
+	r.ticks(6, true, 0, 0, 0)
+	r.losing = true // the target goes quiet; the tunnel works
+	if got := r.ticks(10, true, 0, 0, 0); !strings.HasSuffix(got, "FFF") {
+		t.Fatalf("the target quiet: %s, want failures (nothing else proves the tunnel here)", got)
+	}
+	// The restart its silence caused: the new tunnel works, the target
+	// stays quiet.
+	r.ev.proofs[0].forgetTunnel(r.clock.Now())
+	if got := r.ticks(20, true, 0, 0, 0); got != strings.Repeat(".", 20) {
+		t.Errorf("the new tunnel, the target still quiet: %s, want nothing decided: the active check decides", got)
+	}
+	r.losing = false
+	if got := r.ticks(4, true, 0, 0, 0); !strings.HasSuffix(got, "PP") {
+		t.Errorf("the target answers the new tunnel: %s", got)
 	}
 }

@@ -26,12 +26,13 @@ type healthJSON struct {
 	Stale   bool         `json:"stale,omitempty"`
 	DueBy   string       `json:"dueBy,omitempty"`
 	Healing *healingJSON `json:"healing,omitempty"`
-	// LightProbe says which light probe proves the tunnel alive
-	// (Config.Evidence) and what it showed over the loss window.
-	LightProbe *lightProbeJSON `json:"lightProbe,omitempty"`
+	// LightProbes say which light probes prove the tunnel alive
+	// (Config.Evidence), one per target, and what each showed over the
+	// loss window.
+	LightProbes []lightProbeJSON `json:"lightProbes,omitempty"`
 }
 
-// lightProbeJSON describes the light probe in use.
+// lightProbeJSON describes a light probe in use.
 type lightProbeJSON struct {
 	Kind       string `json:"kind"`
 	Target     string `json:"target"`
@@ -74,13 +75,14 @@ type checkJSON struct {
 // they cannot be read, a light probe that proves nothing, and failures not
 // recorded for a short deadline.
 const (
-	checkName      = "tunnel:connectivity"
-	probeRTTName   = "tunnel:probe-rtt"
-	probeLossName  = "tunnel:probe-loss"
-	countersName   = "tunnel:counters"
-	lightProbeName = "tunnel:light-probe"
-	pathMTUName    = "tunnel:path-mtu"
-	unrecordedName = "tunnel:unrecorded"
+	checkName       = "tunnel:connectivity"
+	probeRTTName    = "tunnel:probe-rtt"
+	probeLossName   = "tunnel:probe-loss"
+	countersName    = "tunnel:counters"
+	lightProbeName  = "tunnel:light-probe"
+	pathMTUName     = "tunnel:path-mtu"
+	silentProbeName = "tunnel:light-probe-silent"
+	unrecordedName  = "tunnel:unrecorded"
 )
 
 const hiddenError = "check failed (details hidden)"
@@ -94,8 +96,8 @@ type reply struct {
 	detail  string // the JSON output when it differs from text
 	result  *Result
 	snap    Snapshot
-	// probe is what the light probes showed; nil without them.
-	probe *LightProbeStats
+	// probes are what the light probes showed, one per target.
+	probes []LightProbeStats
 	// maxLoss is Evidence.MaxLoss, to rate the loss.
 	maxLoss float64
 	// warnings are what makes the answer less than it seems, by their
@@ -104,10 +106,13 @@ type reply struct {
 	warnings map[string]string
 }
 
-// warn adds a warning under key.
+// warn adds a warning under key, after any it has.
 func (rep *reply) warn(key, text string) {
 	if rep.warnings == nil {
 		rep.warnings = map[string]string{}
+	}
+	if prev := rep.warnings[key]; prev != "" {
+		text = prev + "; " + text
 	}
 	rep.warnings[key] = text
 }
@@ -169,8 +174,8 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		}
 		body.Checks = map[string][]checkJSON{checkName: {c}}
 	}
-	if p := rep.probe; p != nil {
-		rep.writeProbe(&body, *p)
+	for _, p := range rep.probes {
+		rep.writeProbe(&body, p)
 	}
 	for key, text := range rep.warnings {
 		if body.Checks == nil {
@@ -185,24 +190,25 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 	_ = enc.Encode(body) // the client may have gone; nothing to do then
 }
 
-// writeProbe adds the light probes to body: which one, and its round trip
-// and loss as observed values.
+// writeProbe adds a light probe to body: which one, and its round trip
+// and loss as observed values, each named by its target.
 func (rep reply) writeProbe(body *healthJSON, p LightProbeStats) {
-	body.LightProbe = &lightProbeJSON{Kind: p.Kind, Target: p.Target, Sent: p.Sent, Answered: p.Answered}
+	lp := lightProbeJSON{Kind: p.Kind, Target: p.Target, Sent: p.Sent, Answered: p.Answered}
 	if !p.LastAnswer.IsZero() {
-		body.LightProbe.LastAnswer = p.LastAnswer.UTC().Format(time.RFC3339Nano)
+		lp.LastAnswer = p.LastAnswer.UTC().Format(time.RFC3339Nano)
 	}
 	if m := p.PathMTU; m.MTU > 0 {
-		body.LightProbe.PathMTU, body.LightProbe.MTU = &m.Largest, m.MTU
+		lp.PathMTU, lp.MTU = &m.Largest, m.MTU
 	}
+	body.LightProbes = append(body.LightProbes, lp)
 	if body.Checks == nil {
 		body.Checks = map[string][]checkJSON{}
 	}
 	what := p.Kind + " " + p.Target
 	if p.Answered > 0 {
 		ms := float64(p.RTT) / float64(time.Millisecond)
-		body.Checks[probeRTTName] = []checkJSON{{ComponentType: "system", Status: "pass", ObservedValue: &ms, ObservedUnit: "ms",
-			Output: "median round trip of " + what, DecidedBy: ProofLightProbe}}
+		body.Checks[probeRTTName] = append(body.Checks[probeRTTName], checkJSON{ComponentType: "system", ComponentID: p.Target, Status: "pass",
+			ObservedValue: &ms, ObservedUnit: "ms", Output: "median round trip of " + what, DecidedBy: ProofLightProbe})
 	}
 	if p.Sent > 0 {
 		pct := 100 * p.Loss
@@ -213,8 +219,9 @@ func (rep reply) writeProbe(body *healthJSON, p LightProbeStats) {
 		case p.Loss > 0:
 			status = "warn"
 		}
-		body.Checks[probeLossName] = []checkJSON{{ComponentType: "system", Status: status, ObservedValue: &pct, ObservedUnit: "%",
-			Output: fmt.Sprintf("%d of %d probes (%s) unanswered", p.Sent-p.Answered, p.Sent, what), DecidedBy: ProofLightProbe}}
+		body.Checks[probeLossName] = append(body.Checks[probeLossName], checkJSON{ComponentType: "system", ComponentID: p.Target, Status: status,
+			ObservedValue: &pct, ObservedUnit: "%", Output: fmt.Sprintf("%d of %d probes (%s) unanswered", p.Sent-p.Answered, p.Sent, what),
+			DecidedBy: ProofLightProbe})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 )
 
@@ -15,11 +16,21 @@ import (
 // path MTU at info when the largest size answered changes, at warn when a
 // black hole starts.
 func NewSlogObserver(l *slog.Logger) Observer {
+	var silent changeLog[bool]
 	return ObserverFuncs{
 		OnCheckStarted: func(s CheckStart) {
 			l.Debug("check started", "source", s.Source.String(), "timeout", s.Timeout)
 		},
 		OnCheckFinished: func(r Result) {
+			if !r.Abandoned && silent.changed(len(r.SilentProbes) > 0) {
+				// Said when it starts and ends: the probe's silence fails
+				// nothing while the tunnel is proven alive another way.
+				if len(r.SilentProbes) > 0 {
+					l.Warn("light probe silent while the tunnel works", "targets", strings.Join(r.SilentProbes, ", "), "decided_by", r.DecidedBy())
+				} else {
+					l.Info("light probe silence while the tunnel works ended", "decided_by", r.DecidedBy(), "passed", r.Passed())
+				}
+			}
 			attrs := []any{"source", r.Source.String(), "duration", r.Duration, "decided_by", r.DecidedBy()}
 			if r.Via != "" {
 				attrs = append(attrs, "via", r.Via)

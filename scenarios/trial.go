@@ -17,6 +17,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
 	"github.com/tunnelprobe/tunnelprobe/middleware/server"
 
@@ -242,8 +243,7 @@ func (c *container) up(ctx context.Context) error {
 		cfg.Heal = t.lab.Restart
 	}
 	if cfg.Evidence != nil {
-		probe := t.lab.LightProbe()
-		cfg.Evidence.Probe, cfg.Evidence.Source = &probe, t.lab.Client()
+		cfg.Evidence.Probes, cfg.Evidence.Source = []middleware.LightProbe{t.lab.LightProbe()}, t.lab.Client()
 	}
 	if t.cfg.Health.Preset == "upstream" {
 		cfg.Tiers = preset.Upstream(t.lab.SmallCheck(), t.lab.TLSCheck()).Tiers

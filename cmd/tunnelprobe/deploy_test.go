@@ -399,15 +399,16 @@ func checkAddressTargets(t *testing.T, args []string) {
 		if args[i] != "--target" && args[i] != "--light-probe" {
 			continue
 		}
-		host := args[i+1]
-		if _, rest, ok := strings.Cut(host, "://"); ok {
-			host, _, _ = strings.Cut(rest, "/")
-		}
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if _, err := netip.ParseAddr(host); err != nil {
-			t.Errorf("%s %s names a host: a name may not resolve through a tunnel that works, and the check would fail it", args[i], args[i+1])
+		for host := range strings.SplitSeq(args[i+1], ",") { // --light-probe takes several
+			if _, rest, ok := strings.Cut(host, "://"); ok {
+				host, _, _ = strings.Cut(rest, "/")
+			}
+			if h, _, err := net.SplitHostPort(host); err == nil {
+				host = h
+			}
+			if _, err := netip.ParseAddr(host); err != nil {
+				t.Errorf("%s %s names a host: a name may not resolve through a tunnel that works, and the check would fail it", args[i], args[i+1])
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
@@ -51,8 +52,15 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stdout, "%s: gRPC health on %s\n", name, grpcLn.Addr())
 		attrs = append(attrs, "grpc_addr", grpcLn.Addr().String())
 	}
-	if ev := cfg.Monitor.Evidence; ev != nil && ev.Probe != nil {
-		attrs = append(attrs, "light_probe", ev.Probe.Kind+" "+ev.Probe.Target)
+	if ev := cfg.Monitor.Evidence; ev != nil {
+		var probes []string
+		for _, p := range ev.Probes {
+			probes = append(probes, p.Kind+" "+p.Target)
+		}
+		if len(probes) > 0 {
+			attrs = append(attrs, "light_probe", strings.Join(probes, ", "))
+		}
+		attrs = append(attrs, "delivery", ev.Delivery != nil)
 	}
 	cfg.Logger.Info("serving health endpoints", attrs...)
 	return cliflag.ExitCode(stderr, name, srv.ServeWithGRPC(ctx, ln, grpcLn))

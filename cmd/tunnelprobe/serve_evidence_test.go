@@ -133,6 +133,7 @@ func TestServeEvidenceBadFlags(t *testing.T) {
 		{[]string{"--light-probe", "1.1.1.1", "--preset", "upstream"}, "--preset upstream fixes what --light-probe sets"},
 		// What would be accepted and then never answered, or starve the host.
 		{[]string{"--light-probe", "tcp://:8443"}, `invalid value "tcp://:8443" for flag --light-probe`},
+		{[]string{"--light-probe", "1.1.1.1,127.0.0.1"}, `flag --light-probe: light probe "127.0.0.1": 127.0.0.1 is a loopback address`},
 		{[]string{"--light-probe", "udp-dns://10.0.0.1/example.com"}, "for flag --light-probe"},
 		{[]string{"--light-probe", "tcp://192.0.2.1:1", "--evidence-interval", "1ns"}, `invalid value "1ns" for flag --evidence-interval: shorter than 10ms`},
 		{[]string{"--light-probe", "tcp://192.0.2.1:1", "--light-probe-timeout", "1ms"}, `invalid value "1ms" for flag --light-probe-timeout`},

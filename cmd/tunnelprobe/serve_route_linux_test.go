@@ -126,6 +126,9 @@ func TestServeFullCheckCatchesWhatTheProbesMiss(t *testing.T) {
 	const period = 3 * time.Second
 	s := f.serve(t, "--evidence-iface", "vnear", "--light-probe", "icmp://10.77.0.2", "--target", "10.77.0.2:443", "--tls-insecure",
 		"--timeout", "1s", "--full-check-period", period.String())
+	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "light-probe" {
+		t.Fatalf("the probe answered: %d %s %q", code, by, out)
+	}
 	start := time.Now()
 	by, out := s.untilFails(t)
 	if by != "full-check" || !strings.Contains(out, "the tunnel answers probes but the active check fails") || !strings.Contains(out, "tls 10.77.0.2:443") {
@@ -199,21 +202,21 @@ func TestServeReportsAnMTUBlackHole(t *testing.T) {
 	for {
 		_, js := s.get(t, "/?format=json")
 		var st struct {
-			LightProbe struct{ PathMTU, MTU int }
+			LightProbes []struct{ PathMTU, MTU int }
 		}
-		if err := json.Unmarshal([]byte(js), &st); err != nil {
-			t.Fatal(err)
+		if err := json.Unmarshal([]byte(js), &st); err != nil || len(st.LightProbes) != 1 {
+			t.Fatalf("%v:\n%s", err, js)
 		}
-		if st.LightProbe.MTU == 1500 && st.LightProbe.PathMTU >= 1290 && st.LightProbe.PathMTU <= 1304 {
+		if lp := st.LightProbes[0]; lp.MTU == 1500 && lp.PathMTU >= 1290 && lp.PathMTU <= 1304 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("JSON pathMTU %d, mtu %d; want about 1300 (a veth lets 4 bytes more through) and 1500:\n%s", st.LightProbe.PathMTU, st.LightProbe.MTU, js)
+			t.Fatalf("JSON pathMTU %d, mtu %d; want about 1300 (a veth lets 4 bytes more through) and 1500:\n%s", st.LightProbes[0].PathMTU, st.LightProbes[0].MTU, js)
 		}
 		<-poll.C
 	}
-	if _, m := s.get(t, "/metrics"); !strings.Contains(m, "tunnelprobe_light_probe_mtu_black_hole{kind=\"icmp\"} 1") ||
-		!strings.Contains(m, "tunnelprobe_light_probe_path_mtu_bytes{kind=\"icmp\"} 1") {
+	if _, m := s.get(t, "/metrics"); !strings.Contains(m, "tunnelprobe_light_probe_mtu_black_hole{kind=\"icmp\",target=\"10.77.0.2\"} 1") ||
+		!strings.Contains(m, "tunnelprobe_light_probe_path_mtu_bytes{kind=\"icmp\",target=\"10.77.0.2\"} 1") {
 		t.Errorf("/metrics lacks the path MTU and the black hole")
 	}
 

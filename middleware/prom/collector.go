@@ -17,7 +17,7 @@ type Collector struct {
 	state, failures, since, lastCheck, mode *prometheus.Desc
 	stale, healing, healStart, dueBy        *prometheus.Desc
 	probeInfo, probeLoss, countersReadable  *prometheus.Desc
-	pathMTU, mtuBlackHole                   *prometheus.Desc
+	pathMTU, mtuBlackHole, probeSilent      *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -56,11 +56,13 @@ func NewCollector(mon *middleware.Monitor, opts Opts) *Collector {
 		probeInfo: prometheus.NewDesc(name("light_probe_info"),
 			"1, naming the light probe in use by its kind and target; absent without one.", []string{"kind", "target"}, cl),
 		probeLoss: prometheus.NewDesc(name("light_probe_loss_ratio"),
-			"Share of the light probes that ended over the loss window unanswered; absent before one ended.", []string{"kind"}, cl),
+			"Share of the light probes that ended over the loss window unanswered; absent before one ended.", []string{"kind", "target"}, cl),
 		pathMTU: prometheus.NewDesc(name("light_probe_path_mtu_bytes"),
-			"The largest IP packet a probe of the path MTU got an answer for over the loss window, 0 when none did; absent without such probes.", []string{"kind"}, cl),
+			"The largest IP packet a probe of the path MTU got an answer for over the loss window, 0 when none did; absent without such probes.", []string{"kind", "target"}, cl),
 		mtuBlackHole: prometheus.NewDesc(name("light_probe_mtu_black_hole"),
-			"1 while probes of the tunnel interface's full MTU have been lost for a window although small probes were answered; absent without such probes.", []string{"kind"}, cl),
+			"1 while probes of the tunnel interface's full MTU have been lost for a window although small probes were answered; absent without such probes.", []string{"kind", "target"}, cl),
+		probeSilent: prometheus.NewDesc(name("light_probe_silent"),
+			"1 while a light probe's target has not answered for a window (or since the tunnel's last restart): with the state healthy, a target silent while the tunnel works.", []string{"kind", "target"}, cl),
 		countersReadable: prometheus.NewDesc(name("evidence_counters_readable"),
 			"1 when the last reading of the tunnel's traffic counters succeeded, 0 when it failed (no such interface, yet); absent without counters.", nil, cl),
 	}
@@ -68,7 +70,7 @@ func NewCollector(mon *middleware.Monitor, opts Opts) *Collector {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode, c.stale, c.healing, c.healStart, c.dueBy, c.probeInfo, c.probeLoss, c.countersReadable, c.pathMTU, c.mtuBlackHole} {
+	for _, d := range []*prometheus.Desc{c.state, c.failures, c.since, c.lastCheck, c.mode, c.stale, c.healing, c.healStart, c.dueBy, c.probeInfo, c.probeLoss, c.countersReadable, c.pathMTU, c.mtuBlackHole, c.probeSilent} {
 		ch <- d
 	}
 }
@@ -94,14 +96,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if !s.DueBy.IsZero() {
 		ch <- prometheus.MustNewConstMetric(c.dueBy, prometheus.GaugeValue, unixSeconds(s.DueBy))
 	}
-	if p, ok := c.mon.LightProbeStats(); ok {
+	for _, p := range c.mon.LightProbeStats() {
 		ch <- prometheus.MustNewConstMetric(c.probeInfo, prometheus.GaugeValue, 1, p.Kind, p.Target)
+		ch <- prometheus.MustNewConstMetric(c.probeSilent, prometheus.GaugeValue, oneIf(p.Silent), p.Kind, p.Target)
 		if p.Sent > 0 {
-			ch <- prometheus.MustNewConstMetric(c.probeLoss, prometheus.GaugeValue, p.Loss, p.Kind)
+			ch <- prometheus.MustNewConstMetric(c.probeLoss, prometheus.GaugeValue, p.Loss, p.Kind, p.Target)
 		}
 		if p.PathMTU.MTU > 0 {
-			ch <- prometheus.MustNewConstMetric(c.pathMTU, prometheus.GaugeValue, float64(p.PathMTU.Largest), p.Kind)
-			ch <- prometheus.MustNewConstMetric(c.mtuBlackHole, prometheus.GaugeValue, oneIf(p.PathMTU.BlackHole != nil), p.Kind)
+			ch <- prometheus.MustNewConstMetric(c.pathMTU, prometheus.GaugeValue, float64(p.PathMTU.Largest), p.Kind, p.Target)
+			ch <- prometheus.MustNewConstMetric(c.mtuBlackHole, prometheus.GaugeValue, oneIf(p.PathMTU.BlackHole != nil), p.Kind, p.Target)
 		}
 	}
 	if _, ok, err := c.mon.TrafficCounters(); ok {

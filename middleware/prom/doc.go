@@ -40,9 +40,10 @@
 //	tunnelprobe_light_probes_total{kind,result}            counter: light probes that ended, "answered" or "unanswered"; kind "icmp", "udp-dns" or "tcp"
 //	tunnelprobe_light_probe_rtt_seconds{kind}              histogram: round trip of the answered light probes
 //	tunnelprobe_light_probe_info{kind,target}              gauge: 1, naming the light probe in use; absent without one
-//	tunnelprobe_light_probe_loss_ratio{kind}               gauge: share of the light probes unanswered over the loss window (Evidence.LossWindow)
-//	tunnelprobe_light_probe_path_mtu_bytes{kind}           gauge: the largest IP packet a probe of the path MTU got an answer for over the loss window (Evidence.MTUProbeEvery); absent without such probes
-//	tunnelprobe_light_probe_mtu_black_hole{kind}           gauge: 1 while probes of the interface's full MTU are lost although small ones are answered
+//	tunnelprobe_light_probe_silent{kind,target}            gauge: 1 while the target has not answered for a window; with the state healthy, silent while the tunnel works
+//	tunnelprobe_light_probe_loss_ratio{kind,target}        gauge: share of the light probes unanswered over the loss window (Evidence.LossWindow)
+//	tunnelprobe_light_probe_path_mtu_bytes{kind,target}    gauge: the largest IP packet a probe of the path MTU got an answer for over the loss window (Evidence.MTUProbeEvery); absent without such probes
+//	tunnelprobe_light_probe_mtu_black_hole{kind,target}    gauge: 1 while probes of the interface's full MTU are lost although small ones are answered
 //	tunnelprobe_evidence_counters_readable                 gauge: 1 when the last reading of the traffic counters (Evidence.Source) succeeded, 0 when it failed; absent without them
 //
 // [NewTunnelCollector] exports the counters of a middleware.CounterSource,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -87,7 +88,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	f.registerCheck(fs)
 	f.RegisterMonitor(fs)
 	f.RegisterLog(fs)
-	fs.StringVar(&f.LightProbe, "light-probe", "", "prove the tunnel alive with a light probe of this `target` reached through it, every --evidence-interval:\n"+
+	fs.StringVar(&f.LightProbe, "light-probe", "", "prove the tunnel alive with a light probe of this `target` reached through it, every --evidence-interval;\n"+
+		"several, comma-separated (1.1.1.1,9.9.9.9), each its own: an answer from any is proof, one silent while another\n"+
+		"answers fails nothing:\n"+
 		"an answer in the --evidence-window passes a check at once, a window without one fails it (docs/serve.md);\n"+
 		"HOST tries icmp, then udp-dns to HOST:53, then tcp to HOST:443, and takes the first that can work here;\n"+
 		"icmp://HOST, udp-dns://HOST[:PORT] or tcp://HOST[:PORT] takes that kind only, e.g. 1.1.1.1 or 10.64.0.1")
@@ -241,27 +244,52 @@ func (f *Flags) ServerConfig(fs *flag.FlagSet, w io.Writer) (server.Config, erro
 				"err", err)
 		}
 	}
-	var probe *middleware.LightProbe
-	if f.LightProbe != "" {
-		// Bound to the tunnel's interface when serve knows it: a tunnel
-		// whose routes went away must not let the probe out another way.
-		p, skipped, err := middleware.ChooseLightProbe(context.Background(), f.LightProbe, f.TunnelDialer())
-		if err != nil {
-			return server.Config{}, fmt.Errorf("invalid value %q for flag --light-probe: %w", f.LightProbe, err)
-		}
-		for _, why := range skipped {
-			cfg.Logger.Warn("light probe cannot work here; trying the next kind", "err", why)
-		}
-		probe = &p
+	probes, err := f.lightProbes(cfg.Logger)
+	if err != nil {
+		return server.Config{}, err
 	}
 	var delivery middleware.DeliverySource
 	if iface != "" && f.delivery {
 		delivery = sockdiag.Delivery{Interface: iface}
 	}
-	if err := f.setEvidence(&cfg, evidenceSources{probe, src, delivery}, given); err != nil {
+	if err := f.setEvidence(&cfg, evidenceSources{probes, src, delivery}, given); err != nil {
 		return server.Config{}, err
 	}
+	if ev := cfg.Monitor.Evidence; ev != nil && iface != "" {
+		// A new interface index is a new tunnel: the kubelet restarted
+		// the VPN container this sidecar outlives.
+		ev.Incarnation = func() (uint64, error) {
+			ifc, err := net.InterfaceByName(iface)
+			if err != nil {
+				return 0, err
+			}
+			return uint64(ifc.Index), nil
+		}
+	}
 	return cfg, nil
+}
+
+// lightProbes returns the light probes of --light-probe's targets, each of
+// the kind that can work here, logging to l why it skipped others. An
+// error is a usage error.
+func (f *Flags) lightProbes(l *slog.Logger) ([]middleware.LightProbe, error) {
+	if f.LightProbe == "" {
+		return nil, nil
+	}
+	var probes []middleware.LightProbe
+	for target := range strings.SplitSeq(f.LightProbe, ",") {
+		// Bound to the tunnel's interface when serve knows it: a tunnel
+		// whose routes went away must not let the probe out another way.
+		p, skipped, err := middleware.ChooseLightProbe(context.Background(), strings.TrimSpace(target), f.TunnelDialer())
+		if err != nil {
+			return nil, fmt.Errorf("invalid value %q for flag --light-probe: %w", f.LightProbe, err)
+		}
+		for _, why := range skipped {
+			l.Warn("light probe cannot work here; trying the next kind", "err", why)
+		}
+		probes = append(probes, p)
+	}
+	return probes, nil
 }
 
 // tunnelIface returns the tunnel's interface the flags name (--bind-iface,
@@ -314,9 +342,9 @@ func (f *Flags) healRequests() ([]server.HealRequest, error) {
 	return reqs, nil
 }
 
-// evidenceSources are what the evidence is made of; each may be nil.
+// evidenceSources are what the evidence is made of; each may be none.
 type evidenceSources struct {
-	probe    *middleware.LightProbe
+	probes   []middleware.LightProbe
 	counters middleware.CounterSource
 	delivery middleware.DeliverySource
 }
@@ -324,18 +352,17 @@ type evidenceSources struct {
 // SetEvidence sets cfg's evidence from the lab's probe, counters and
 // delivery, shaped by the evidence flags (--delivery=false leaves the
 // delivery out). An error is a usage error.
-func (f *Flags) SetEvidence(cfg *server.Config, probe *middleware.LightProbe, counters middleware.CounterSource, delivery middleware.DeliverySource) error {
+func (f *Flags) SetEvidence(cfg *server.Config, probe middleware.LightProbe, counters middleware.CounterSource, delivery middleware.DeliverySource) error {
 	if !f.delivery {
 		delivery = nil
 	}
-	return f.setEvidence(cfg, evidenceSources{probe, counters, delivery}, nil)
+	return f.setEvidence(cfg, evidenceSources{[]middleware.LightProbe{probe}, counters, delivery}, nil)
 }
 
 // setEvidence sets cfg's evidence from its sources, shaped by the evidence
 // flags; those flags given (in given) without a source are a usage error.
 func (f *Flags) setEvidence(cfg *server.Config, sources evidenceSources, given map[string]bool) error {
-	probe := sources.probe
-	if probe == nil && sources.counters == nil && sources.delivery == nil {
+	if len(sources.probes) == 0 && sources.counters == nil && sources.delivery == nil {
 		for _, name := range []string{"evidence-window", "evidence-interval", "light-probe-timeout", "max-loss", "loss-window", "full-check-period", "fail-on-mtu"} {
 			if given[name] && !given["evidence"] { // the lab roles' --evidence sets its own
 				return fmt.Errorf("--%s shapes the evidence, and none is configured (--light-probe, --evidence-iface)", name)
@@ -343,7 +370,7 @@ func (f *Flags) setEvidence(cfg *server.Config, sources evidenceSources, given m
 		}
 		return nil
 	}
-	if probe == nil {
+	if len(sources.probes) == 0 {
 		for _, name := range []string{"light-probe-timeout", "max-loss", "loss-window", "full-check-period", "fail-on-mtu"} {
 			if given[name] {
 				return fmt.Errorf("--%s shapes the light probes: give --light-probe too", name)
@@ -360,7 +387,7 @@ func (f *Flags) setEvidence(cfg *server.Config, sources evidenceSources, given m
 		return fmt.Errorf("--loss-window %v holds fewer than the %d probes --max-loss needs, one every --evidence-interval %v",
 			ev.LossWindow, middleware.MinLossSample, ev.Interval)
 	}
-	ev.Probe, ev.Source, ev.Delivery = probe, sources.counters, sources.delivery
+	ev.Probes, ev.Source, ev.Delivery = sources.probes, sources.counters, sources.delivery
 	ev.FullCheckPeriod = f.fullCheckPeriod
 	if ev.FullCheckPeriod == 0 {
 		ev.FullCheckPeriod = -1 // --full-check-period 0: never
