@@ -13,6 +13,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/sockdiag"
 )
 
 // ClientConfig configures the client peer. Zero fields take the defaults
@@ -121,6 +122,7 @@ func (c *Client) start() (*peer, error) {
 		log:       c.cfg.Log,
 		kernel:    c.cfg.TUN,
 		kernelNet: tunnelNet(c.cfg.Addr),
+		trackAcks: true,
 	})
 }
 
@@ -171,6 +173,24 @@ func (c *Client) ReadCounters() (middleware.Counters, error) {
 		return middleware.InterfaceCounters(c.peer.kernel).ReadCounters()
 	}
 	return c.peer.tun.counters(), nil
+}
+
+// ReadDelivery reads, for each TCP connection through the client's tunnel,
+// how far the far end acknowledged what it sent: from the segments that
+// reached the client's netstack, or on a kernel device from the kernel's
+// socket table (package middleware/sockdiag). A Client is a
+// middleware.DeliverySource, for proof of life; a client that is down has
+// no connections.
+func (c *Client) ReadDelivery() (middleware.Delivery, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.peer == nil {
+		return nil, ErrClientDown
+	}
+	if c.peer.tun == nil {
+		return sockdiag.Delivery{Interface: c.peer.kernel}.ReadDelivery()
+	}
+	return c.peer.tun.acks.delivery(time.Now()), nil
 }
 
 // UDPAddr is the client's current WireGuard UDP address.

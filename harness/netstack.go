@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.zx2c4.com/wireguard/tun"
 	"gvisor.dev/gvisor/pkg/buffer"
@@ -64,6 +65,9 @@ type netTUN struct {
 	// packets the stack sent into the tunnel (tx) and those the tunnel
 	// delivered to it (rx).
 	rxBytes, txBytes, rxPackets, txPackets atomic.Uint64
+	// acks follows the acknowledgements the client's connections get, for
+	// the delivery proof; nil on the server's side.
+	acks *ackTracker
 }
 
 // counters returns the interface's counters.
@@ -183,6 +187,9 @@ func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
 		// reader it wakes must find it counted.
 		t.rxPackets.Add(1)
 		t.rxBytes.Add(uint64(len(p)))
+		if t.acks != nil {
+			t.acks.inbound(p, time.Now())
+		}
 		pkb := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
 		switch p[0] >> 4 {
 		case 4:

@@ -34,6 +34,9 @@ type peerConfig struct {
 	// netstack, with kernelNet as its address and the tunnel's network.
 	kernel    string
 	kernelNet netip.Prefix
+	// trackAcks follows the netstack's connections' acknowledgements, for
+	// the delivery proof of a client (see ackTracker).
+	trackAcks bool
 }
 
 func startPeer(c peerConfig) (*peer, error) {
@@ -48,6 +51,9 @@ func startPeer(c peerConfig) (*peer, error) {
 	} else {
 		nt, err = newNetTUN(c.addr, c.mtu, c.bufs, c.hosts)
 		td = nt
+		if err == nil && c.trackAcks {
+			nt.acks = newAckTracker()
+		}
 	}
 	if err != nil {
 		return nil, err

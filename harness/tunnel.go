@@ -34,6 +34,7 @@ type Tunnel interface {
 	Up(ctx context.Context) error
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 	ReadCounters() (middleware.Counters, error)
+	ReadDelivery() (middleware.Delivery, error)
 	LightProbe() middleware.LightProbe
 	TLSCheck() check.TLS
 
@@ -48,10 +49,15 @@ type Tunnel interface {
 }
 
 var (
-	_ Tunnel                   = (*Lab)(nil)
-	_ check.Dialer             = Tunnel(nil)
-	_ middleware.CounterSource = Tunnel(nil)
+	_ Tunnel                    = (*Lab)(nil)
+	_ check.Dialer              = Tunnel(nil)
+	_ middleware.CounterSource  = Tunnel(nil)
+	_ middleware.DeliverySource = Tunnel(nil)
 )
+
+// ReadDelivery reads the client peer's connections' delivery (see
+// Client.ReadDelivery).
+func (l *Lab) ReadDelivery() (middleware.Delivery, error) { return l.client.ReadDelivery() }
 
 // ReadCounters reads the client peer's counters (see Client.ReadCounters).
 func (l *Lab) ReadCounters() (middleware.Counters, error) { return l.client.ReadCounters() }

@@ -189,6 +189,11 @@ type EvidenceSpec struct {
 	Interval Duration `json:"interval,omitempty"`
 	// MaxLoss, when set, fails checks on the probes' loss above it.
 	MaxLoss float64 `json:"max_loss,omitempty"`
+	// NoDelivery leaves out the delivery proof, which the lab's client
+	// gives otherwise: data of its connections the far end acknowledged
+	// passes checks (middleware.Evidence.Delivery), as serve --delivery
+	// does by default.
+	NoDelivery bool `json:"no_delivery,omitempty"`
 }
 
 // BackoffSpec is middleware.HealBackoff in a spec.

@@ -244,6 +244,9 @@ func (c *container) up(ctx context.Context) error {
 	}
 	if cfg.Evidence != nil {
 		cfg.Evidence.Probes, cfg.Evidence.Source = []middleware.LightProbe{t.lab.LightProbe()}, t.lab.Client()
+		if !t.cfg.Health.Evidence.NoDelivery {
+			cfg.Evidence.Delivery = t.lab.Client()
+		}
 	}
 	if t.cfg.Health.Preset == "upstream" {
 		cfg.Tiers = preset.Upstream(t.lab.SmallCheck(), t.lab.TLSCheck()).Tiers

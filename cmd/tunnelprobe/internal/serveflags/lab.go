@@ -56,7 +56,7 @@ func (h *Lab) Server(checker check.Checker, restart middleware.HealFunc, client 
 	}
 	if h.evidence {
 		probe := client.LightProbe()
-		if err := h.SetEvidence(&cfg, probe, client, nil); err != nil {
+		if err := h.SetEvidence(&cfg, probe, client, client); err != nil {
 			return nil, err
 		}
 	}
