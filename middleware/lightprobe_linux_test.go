@@ -57,11 +57,7 @@ func TestChooseLightProbeFallsBack(t *testing.T) {
 // through another route to the same host.
 func TestBoundDialerKeepsProbesOnTheirInterface(t *testing.T) {
 	near, far := netnstest.New(t, "bdnear"), netnstest.New(t, "bdfar")
-	netnstest.IP(t, "-n", near, "link", "add", "vtun", "type", "veth", "peer", "name", "vfar", "netns", far)
-	netnstest.IP(t, "-n", near, "addr", "add", "10.79.0.1/24", "dev", "vtun")
-	netnstest.IP(t, "-n", far, "addr", "add", "10.79.0.2/24", "dev", "vfar")
-	netnstest.IP(t, "-n", near, "link", "set", "vtun", "up")
-	netnstest.IP(t, "-n", far, "link", "set", "vfar", "up")
+	netnstest.Veth(t, near, far, "vtun", "vfar", "10.79.0.1/24", "10.79.0.2/24")
 	var err error
 	netnstest.Run(t, near, func() { err = os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 2147483647"), 0o644) })
 	if err != nil {

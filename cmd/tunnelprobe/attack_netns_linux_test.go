@@ -52,11 +52,7 @@ type farSide struct {
 func newFarSide(t *testing.T) farSide {
 	t.Helper()
 	f := farSide{near: netnstest.New(t, "near"), far: netnstest.New(t, "far")}
-	netnstest.IP(t, "-n", f.near, "link", "add", "vnear", "type", "veth", "peer", "name", "vfar", "netns", f.far)
-	netnstest.IP(t, "-n", f.near, "addr", "add", "10.77.0.1/24", "dev", "vnear")
-	netnstest.IP(t, "-n", f.far, "addr", "add", "10.77.0.2/24", "dev", "vfar")
-	netnstest.IP(t, "-n", f.near, "link", "set", "vnear", "up")
-	netnstest.IP(t, "-n", f.far, "link", "set", "vfar", "up")
+	netnstest.Veth(t, f.near, f.far, "vnear", "vfar", "10.77.0.1/24", "10.77.0.2/24")
 	return f
 }
 
@@ -164,24 +160,47 @@ func (s *nsServer) neverPasses(t *testing.T, what string, n int) {
 // them), until the returned func stops it.
 func (f farSide) farListener(t *testing.T, addr string) (stop func()) {
 	t.Helper()
+	return f.serveFar(t, addr, func(net.Conn) {})
+}
+
+// serveFar accepts TCP connections on the far side at addr and hands each
+// to handle in a goroutine of its own, until the returned func (or the
+// test's end) stops it and closes every connection, then waits for them.
+func (f farSide) serveFar(t *testing.T, addr string, handle func(net.Conn)) (stop func()) {
+	t.Helper()
 	var ln net.Listener
 	var err error
 	netnstest.Run(t, f.far, func() { ln, err = net.Listen("tcp", addr) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	var accepting sync.WaitGroup
-	accepting.Go(func() {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			c.Close()
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { handle(c) })
 		}
 	})
 	var once sync.Once
-	stop = func() { once.Do(func() { ln.Close(); accepting.Wait() }) }
+	stop = func() {
+		once.Do(func() {
+			ln.Close()
+			mu.Lock()
+			for _, c := range conns {
+				c.Close()
+			}
+			mu.Unlock()
+			wg.Wait()
+		})
+	}
 	t.Cleanup(stop)
 	return stop
 }

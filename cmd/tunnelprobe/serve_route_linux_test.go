@@ -19,11 +19,7 @@ import (
 // (10.78.0.1 to 10.78.0.2), as a host's own uplink beside its tunnel.
 func (f farSide) uplink(t *testing.T) {
 	t.Helper()
-	netnstest.IP(t, "-n", f.near, "link", "add", "vup", "type", "veth", "peer", "name", "vupfar", "netns", f.far)
-	netnstest.IP(t, "-n", f.near, "addr", "add", "10.78.0.1/24", "dev", "vup")
-	netnstest.IP(t, "-n", f.far, "addr", "add", "10.78.0.2/24", "dev", "vupfar")
-	netnstest.IP(t, "-n", f.near, "link", "set", "vup", "up")
-	netnstest.IP(t, "-n", f.far, "link", "set", "vupfar", "up")
+	netnstest.Veth(t, f.near, f.far, "vup", "vupfar", "10.78.0.1/24", "10.78.0.2/24")
 }
 
 // stallingListener accepts TCP connections on the far side at addr and
@@ -31,33 +27,7 @@ func (f farSide) uplink(t *testing.T) {
 // packets but not the data a TLS handshake needs, until the test ends.
 func (f farSide) stallingListener(t *testing.T, addr string) {
 	t.Helper()
-	var ln net.Listener
-	var err error
-	netnstest.Run(t, f.far, func() { ln, err = net.Listen("tcp", addr) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	held.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		held.Wait()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
+	f.serveFar(t, addr, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 // With the tunnel's interface named, the active check goes through it or
@@ -275,36 +245,7 @@ func TestServeDeliveryProvesTheTunnel(t *testing.T) {
 // they send, until the test ends.
 func (f farSide) farSink(t *testing.T, addr string) {
 	t.Helper()
-	var ln net.Listener
-	var err error
-	netnstest.Run(t, f.far, func() { ln, err = net.Listen("tcp", addr) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { _, _ = io.Copy(io.Discard, c) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
+	f.serveFar(t, addr, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 // flow opens, in the near namespace, a connection from local to remote and

@@ -103,3 +103,15 @@ func Do(ns string, f func()) error {
 	}()
 	return <-done
 }
+
+// Veth joins namespaces near and far with a veth pair, nearDev (with
+// nearAddr, a prefix such as 10.79.0.1/24) in near and farDev (farAddr)
+// in far, both up.
+func Veth(t testing.TB, near, far, nearDev, farDev, nearAddr, farAddr string) {
+	t.Helper()
+	IP(t, "-n", near, "link", "add", nearDev, "type", "veth", "peer", "name", farDev, "netns", far)
+	IP(t, "-n", near, "addr", "add", nearAddr, "dev", nearDev)
+	IP(t, "-n", far, "addr", "add", farAddr, "dev", farDev)
+	IP(t, "-n", near, "link", "set", nearDev, "up")
+	IP(t, "-n", far, "link", "set", farDev, "up")
+}

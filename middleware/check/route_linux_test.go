@@ -23,16 +23,8 @@ type twoWays struct{ near, far string }
 func newTwoWays(t *testing.T) twoWays {
 	t.Helper()
 	w := twoWays{near: netnstest.New(t, "rnear"), far: netnstest.New(t, "rfar")}
-	for _, l := range []struct{ near, far, nearAddr, farAddr string }{
-		{"vtun", "vtunfar", "10.79.0.1/24", "10.79.0.2/24"},
-		{"vup", "vupfar", "10.80.0.1/24", "10.80.0.2/24"},
-	} {
-		netnstest.IP(t, "-n", w.near, "link", "add", l.near, "type", "veth", "peer", "name", l.far, "netns", w.far)
-		netnstest.IP(t, "-n", w.near, "addr", "add", l.nearAddr, "dev", l.near)
-		netnstest.IP(t, "-n", w.far, "addr", "add", l.farAddr, "dev", l.far)
-		netnstest.IP(t, "-n", w.near, "link", "set", l.near, "up")
-		netnstest.IP(t, "-n", w.far, "link", "set", l.far, "up")
-	}
+	netnstest.Veth(t, w.near, w.far, "vtun", "vtunfar", "10.79.0.1/24", "10.79.0.2/24")
+	netnstest.Veth(t, w.near, w.far, "vup", "vupfar", "10.80.0.1/24", "10.80.0.2/24")
 	var err error
 	netnstest.Run(t, w.near, func() { err = os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 2147483647"), 0o644) })
 	if err != nil {

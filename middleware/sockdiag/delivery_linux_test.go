@@ -28,16 +28,8 @@ type pair struct {
 func newPair(t *testing.T) *pair {
 	t.Helper()
 	p := &pair{near: netnstest.New(t, "sdnear"), far: netnstest.New(t, "sdfar"), received: make(chan int, 1024), send: make(chan []byte)}
-	for _, l := range []struct{ near, far, nearAddr, farAddr string }{
-		{"vtun", "vtunfar", "10.79.0.1/24", "10.79.0.2/24"},
-		{"vpod", "vpodfar", "10.78.0.1/24", "10.78.0.2/24"},
-	} {
-		netnstest.IP(t, "-n", p.near, "link", "add", l.near, "type", "veth", "peer", "name", l.far, "netns", p.far)
-		netnstest.IP(t, "-n", p.near, "addr", "add", l.nearAddr, "dev", l.near)
-		netnstest.IP(t, "-n", p.far, "addr", "add", l.farAddr, "dev", l.far)
-		netnstest.IP(t, "-n", p.near, "link", "set", l.near, "up")
-		netnstest.IP(t, "-n", p.far, "link", "set", l.far, "up")
-	}
+	netnstest.Veth(t, p.near, p.far, "vtun", "vtunfar", "10.79.0.1/24", "10.79.0.2/24")
+	netnstest.Veth(t, p.near, p.far, "vpod", "vpodfar", "10.78.0.1/24", "10.78.0.2/24")
 	var sinkLn, sourceLn net.Listener
 	var err, err2 error
 	netnstest.Run(t, p.far, func() {
