@@ -68,6 +68,9 @@ type netTUN struct {
 	// acks follows the acknowledgements the client's connections get, for
 	// the delivery proof; nil on the server's side.
 	acks *ackTracker
+	// drop holds the kinds of packet the stack drops on arrival, as a far
+	// side that filters them does (Server.Drop).
+	drop dropFilter
 }
 
 // counters returns the interface's counters.
@@ -187,6 +190,9 @@ func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
 		// reader it wakes must find it counted.
 		t.rxPackets.Add(1)
 		t.rxBytes.Add(uint64(len(p)))
+		if t.drop.drops(p) {
+			continue // filtered without an answer
+		}
 		if t.acks != nil {
 			t.acks.inbound(p, time.Now())
 		}

@@ -187,5 +187,18 @@ func (s *Server) EchoAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Add
 // DNSAddr is the in-tunnel address of the DNS server (UDP).
 func (s *Server) DNSAddr() netip.AddrPort { return netip.AddrPortFrom(s.cfg.Addr, DNSPort) }
 
+// Drop makes the server's side drop, without an answer, every packet of
+// the kinds given that reaches it through the tunnel (DropICMP, DropDNS,
+// DropTCP), until the next Drop; none drops nothing. It is the far side
+// that starts filtering what a light probe sends (a new server that drops
+// ICMP, a provider that blocks third-party DNS) while the tunnel works;
+// the client's restarts leave it as it is.
+func (s *Server) Drop(kinds ...string) error {
+	if s.peer == nil || s.peer.tun == nil {
+		return errors.New("harness: drop: the server peer has no netstack (not started, or on a kernel device)")
+	}
+	return s.peer.tun.drop.set(kinds)
+}
+
 // SinkStats are the counters of the discarding sink.
 func (s *Server) SinkStats() sink.Stats { return s.sink.Stats() }
