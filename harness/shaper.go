@@ -59,6 +59,23 @@ const (
 // fits reports whether a datagram of n bytes fits the MTU of s.
 func (s Settings) fits(n int) bool { return s.MTU == 0 || n+LinkHeaders <= s.MTU }
 
+// String describes s as the lab prints it: "rate 20mbit, delay 10ms,
+// queue 256p, loss 0, mtu unlimited", and any outage.
+func (s Settings) String() string {
+	out := fmt.Sprintf("rate %s, delay %s, queue %s, loss %g, mtu %s", s.Rate, s.Delay, s.Queue, s.Loss, FormatMTU(s.MTU))
+	switch {
+	case s.Down:
+		out += ", down"
+	case s.UplinkDown && s.DownlinkDown:
+		out += ", uplink and downlink down"
+	case s.UplinkDown:
+		out += ", uplink down"
+	case s.DownlinkDown:
+		out += ", downlink down"
+	}
+	return out
+}
+
 // direction returns s as one direction sees it: uplink (client to server)
 // or downlink, Down set where that direction is down.
 func (s Settings) direction(uplink bool) Settings {

@@ -196,3 +196,15 @@ func TestShaperMTU(t *testing.T) {
 		t.Fatalf("delivered %d, %d MTU drops; want the three that fitted on arrival and 2 drops", got, q.counters().MTUDrops)
 	}
 }
+
+func TestSettingsString(t *testing.T) {
+	for set, want := range map[Settings]string{
+		{Rate: 20_000_000, Delay: 10 * time.Millisecond, Queue: QueueLimit{Packets: 256}}: "rate 20mbit, delay 10ms, queue 256p, loss 0, mtu unlimited",
+		{MTU: 1280, Loss: 0.01, UplinkDown: true}:                                         "rate unlimited, delay 0s, queue 1000p, loss 0.01, mtu 1280, uplink down",
+		{Down: true, DownlinkDown: true}:                                                  "rate unlimited, delay 0s, queue 1000p, loss 0, mtu unlimited, down",
+	} {
+		if got := set.String(); got != want {
+			t.Errorf("%#v: %q, want %q", set, got, want)
+		}
+	}
+}
