@@ -98,9 +98,12 @@ type ConfigReport struct {
 
 // OutageReport is one outage's detection.
 type OutageReport struct {
-	Start            float64  `json:"start"`
-	End              float64  `json:"end"`
-	Direction        string   `json:"direction"` // both, up or down
+	Start     float64 `json:"start"`
+	End       float64 `json:"end"`
+	Direction string  `json:"direction"` // both, up or down
+	// MTU is an MTU black hole's (Window.MTU); 0 for an outage that drops
+	// everything.
+	MTU              int      `json:"mtu,omitempty"`
 	Detected         bool     `json:"detected"`
 	DetectionSeconds *float64 `json:"detection_seconds"`
 	// TooShort is set when the outage ended before the configuration's
@@ -256,7 +259,7 @@ func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
 		if w.Blip {
 			continue
 		}
-		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds(), Direction: w.Direction.String()}
+		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds(), Direction: w.Direction.String(), MTU: w.MTU}
 		for _, a := range actions {
 			if float64(a) >= o.Start && float64(a) < o.End {
 				d := float64(a) - o.Start

@@ -166,7 +166,10 @@ func (t *trial) driveLink(ctx context.Context) error {
 		if !sleepUntil(ctx, t.start.Add(s.at)) {
 			return nil
 		}
-		if err := t.lab.Link().Update(s.apply); err != nil {
+		// The MTU follows from every change and black hole at once, so
+		// that the end of one restores what the others say.
+		err := t.lab.Link().Update(func(set *harness.Settings) { s.apply(set); set.MTU = t.spec.Link.mtuAt(s.at) })
+		if err != nil {
 			return fmt.Errorf("%s: link at %v: %w", t.cfg.Name, s.at, err)
 		}
 	}
