@@ -21,7 +21,10 @@ type LinkState struct {
 	Delay   string  `json:"delay"`
 	Queue   string  `json:"queue"`
 	Loss    float64 `json:"loss"`
-	Down    bool    `json:"down"`
+	// MTU is the largest IP packet the link carries (Settings.MTU); 0:
+	// no limit.
+	MTU  int  `json:"mtu"`
+	Down bool `json:"down"`
 	// UplinkDown and DownlinkDown are one-way outages.
 	UplinkDown   bool     `json:"uplink_down"`
 	DownlinkDown bool     `json:"downlink_down"`
@@ -34,7 +37,7 @@ func (st LinkStats) State() LinkState {
 	s := st.Settings
 	return LinkState{
 		Rate: s.Rate.String(), RateBPS: int64(s.Rate), Delay: s.Delay.String(), Queue: s.Queue.String(),
-		Loss: s.Loss, Down: s.Down, UplinkDown: s.UplinkDown, DownlinkDown: s.DownlinkDown,
+		Loss: s.Loss, MTU: s.MTU, Down: s.Down, UplinkDown: s.UplinkDown, DownlinkDown: s.DownlinkDown,
 		Uplink: st.Uplink, Downlink: st.Downlink,
 	}
 }
@@ -49,11 +52,12 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // ParseLinkUpdate reads a JSON object with any of rate, delay, queue, loss,
-// down, uplink_down and downlink_down, and returns a function that applies
-// it to Settings. Rate and
+// mtu, down, uplink_down and downlink_down, and returns a function that
+// applies it to Settings. Rate and
 // queue take the strings of rate.Parse and ParseQueue or a number (bits/s,
 // bytes); delay a Go duration string; loss a number in 0..1 or a string
-// such as "1%"; the downs a boolean each. Errors are *FieldError.
+// such as "1%"; mtu a number of bytes (0 for no limit) or a string for
+// ParseMTU; the downs a boolean each. Errors are *FieldError.
 func ParseLinkUpdate(body []byte) (func(*Settings), error) {
 	var raw map[string]json.RawMessage
 	d := json.NewDecoder(bytes.NewReader(body))
@@ -67,7 +71,7 @@ func ParseLinkUpdate(body []byte) (func(*Settings), error) {
 		return nil, &FieldError{Field: "body", Err: errors.New("more than one JSON value: want one object")}
 	}
 	var edits []func(*Settings)
-	for _, field := range []string{"rate", "delay", "queue", "loss", "down", "uplink_down", "downlink_down"} {
+	for _, field := range []string{"rate", "delay", "queue", "loss", "mtu", "down", "uplink_down", "downlink_down"} {
 		v, ok := raw[field]
 		if !ok {
 			continue
@@ -117,15 +121,17 @@ func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 		}
 		return func(st *Settings) { st.Queue = q }, nil
 	case "loss":
-		text, err := textnum.JSONText(v)
-		if err != nil {
-			return nil, err
-		}
-		p, err := ParseLoss(text)
+		p, err := textField(v, ParseLoss)
 		if err != nil {
 			return nil, err
 		}
 		return func(st *Settings) { st.Loss = p }, nil
+	case "mtu":
+		mtu, err := textField(v, ParseMTU)
+		if err != nil {
+			return nil, err
+		}
+		return func(st *Settings) { st.MTU = mtu }, nil
 	case "down", "uplink_down", "downlink_down":
 		var b bool
 		if err := json.Unmarshal(v, &b); err != nil {
@@ -145,10 +151,20 @@ func parseField(field string, v json.RawMessage) (func(*Settings), error) {
 	return nil, errors.New("unknown field")
 }
 
+// textField reads v, a JSON string or number, with parse.
+func textField[T any](v json.RawMessage, parse func(string) (T, error)) (T, error) {
+	text, err := textnum.JSONText(v)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return parse(text)
+}
+
 // ControlHandler serves the lab's control API:
 //
 //	GET  /link     settings and counters (LinkState)
-//	PUT  /link     change any of rate, delay, queue, loss, down,
+//	PUT  /link     change any of rate, delay, queue, loss, mtu, down,
 //	               uplink_down, downlink_down (see
 //	               ParseLinkUpdate); answers the new LinkState
 //	POST /restart  restart the client peer (404 if restart is nil)

@@ -3,7 +3,9 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"testing"
 	"time"
 )
@@ -55,24 +57,24 @@ func TestClientCounters(t *testing.T) {
 // connection comes through the tunnel.
 func echo(t *testing.T, l *Lab, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	c, err := l.DialContext(ctx, "tcp", l.EchoAddr().String())
-	if err != nil {
+	if err := echoWithin(t.Context(), l, n, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	if d, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(d)
-	}
-	if _, err := c.Write(make([]byte, n)); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(c)
-	if err != nil || len(got) != n {
-		t.Fatalf("echo: %d bytes back, %v; want %d", len(got), err, n)
-	}
+}
+
+// echoWithin is echo within timeout, returning what went wrong.
+func echoWithin(ctx context.Context, l *Lab, n int, timeout time.Duration) error {
+	return throughTunnel(ctx, l, l.EchoAddr().String(), timeout, func(_ context.Context, c net.Conn) error {
+		if _, err := c.Write(make([]byte, n)); err != nil {
+			return err
+		}
+		if err := c.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
+			return err
+		}
+		got, err := io.ReadAll(c)
+		if err == nil && len(got) != n {
+			err = fmt.Errorf("echo: %d bytes back, want %d", len(got), n)
+		}
+		return err
+	})
 }

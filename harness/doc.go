@@ -15,7 +15,8 @@
 //   - [Link]: a UDP relay between the peers that carries their encrypted
 //     packets through one FIFO queue per direction, shared by every flow,
 //     with a serialisation rate, a one-way delay, a tail-drop queue limit in
-//     bytes or packets, seeded random loss and an outage switch, all
+//     bytes or packets, seeded random loss, an MTU past which packets are
+//     dropped silently (an MTU black hole) and an outage switch, all
 //     changeable while traffic flows ([Link.Update]), and counters
 //     ([Link.Stats]). Shaping the underlay, not each connection, is what
 //     makes a SYN or a TLS record wait behind thousands of other flows.

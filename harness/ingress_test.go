@@ -77,11 +77,11 @@ func TestControlHandler(t *testing.T) {
 	if code, m := do("GET", "/link", ""); code != 200 || m["rate"] != "20mbit" || m["uplink"] == nil {
 		t.Fatalf("GET /link: %d %v", code, m)
 	}
-	code, m := do("PUT", "/link", `{"rate":"5MB/s","delay":"20ms","queue":"300p","loss":0.01,"down":true}`)
-	if code != 200 || m["rate"] != "40mbit" || m["delay"] != "20ms" || m["queue"] != "300p" || m["down"] != true {
+	code, m := do("PUT", "/link", `{"rate":"5MB/s","delay":"20ms","queue":"300p","loss":0.01,"mtu":1280,"down":true}`)
+	if code != 200 || m["rate"] != "40mbit" || m["delay"] != "20ms" || m["queue"] != "300p" || m["mtu"] != 1280.0 || m["down"] != true {
 		t.Fatalf("PUT /link: %d %v", code, m)
 	}
-	if s := l.Link().Settings(); s.Rate != 40_000_000 || s.Delay != 20*time.Millisecond || s.Queue.Packets != 300 || s.Loss != 0.01 || !s.Down {
+	if s := l.Link().Settings(); s.Rate != 40_000_000 || s.Delay != 20*time.Millisecond || s.Queue.Packets != 300 || s.Loss != 0.01 || s.MTU != 1280 || !s.Down {
 		t.Fatalf("settings not applied: %+v", s)
 	}
 	code, m = do("PUT", "/link", `{"down":false,"uplink_down":true}`)
@@ -93,7 +93,7 @@ func TestControlHandler(t *testing.T) {
 	}
 	for _, tc := range []struct{ body, field string }{
 		{`{"rate":"0"}`, "rate"}, {`{"rate":"20furlongs"}`, "rate"}, {`{"delay":"-5ms"}`, "delay"},
-		{`{"queue":"0p"}`, "queue"}, {`{"loss":2}`, "loss"}, {`{"down":"yes"}`, "down"}, {`{"downlink_down":1}`, "downlink_down"},
+		{`{"queue":"0p"}`, "queue"}, {`{"loss":2}`, "loss"}, {`{"mtu":100}`, "mtu"}, {`{"mtu":"big"}`, "mtu"}, {`{"down":"yes"}`, "down"}, {`{"downlink_down":1}`, "downlink_down"},
 		{`{"colour":"red"}`, "colour"}, {`not json`, "body"},
 		{`{"rate":"5mbit"} {"down":true}`, "body"}, {`{"rate":"5mbit"}garbage`, "body"},
 	} {

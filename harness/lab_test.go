@@ -8,6 +8,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // startLab starts a lab for one test and closes it at the end.
@@ -28,15 +30,25 @@ func startLab(t *testing.T, cfg Config) *Lab {
 // tlsCheck is the health check the project cares about: dial through the
 // tunnel and complete a verified TLS handshake, within timeout.
 func tlsCheck(ctx context.Context, l *Lab, timeout time.Duration) error {
+	return throughTunnel(ctx, l, l.TLSAddr().String(), timeout, func(ctx context.Context, c net.Conn) error {
+		return tls.Client(c, &tls.Config{RootCAs: l.CA().Pool, ServerName: TLSHost}).HandshakeContext(ctx)
+	})
+}
+
+// throughTunnel dials addr through l's tunnel and runs f on the
+// connection, all within timeout.
+func throughTunnel(ctx context.Context, l *Lab, addr string, timeout time.Duration, f func(context.Context, net.Conn) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := l.DialContext(ctx, "tcp", l.TLSAddr().String())
+	c, err := l.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	tc := tls.Client(c, &tls.Config{RootCAs: l.CA().Pool, ServerName: TLSHost})
-	return tc.HandshakeContext(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(d)
+	}
+	return f(ctx, c)
 }
 
 func TestLabTLSCheckOutageRecovery(t *testing.T) {
@@ -167,5 +179,51 @@ func TestLabOneWayOutage(t *testing.T) {
 		if err := tlsCheck(ctx, l, 5*time.Second); err != nil {
 			t.Fatalf("uplink down %v, after the outage: %v", uplink, err)
 		}
+	}
+}
+
+// An MTU black hole through the real tunnel: WireGuard pads an inner
+// packet to a multiple of 16 and adds WireGuardOverhead, and the link adds
+// LinkHeaders, so under MTU 1280 an echo of 1216 bytes (1276 on the link)
+// is answered and one of 1217 (padded to 1232: 1292) is not; small TCP
+// data crosses, full-size segments do not, and neither does a TLS
+// handshake (Go's ClientHello, with its post-quantum key share, fills a
+// segment).
+func TestLabMTUBlackHole(t *testing.T) {
+	l := startLab(t, Config{Link: Settings{Rate: 20_000_000, Delay: time.Millisecond}})
+	ctx := t.Context()
+	if err := tlsCheck(ctx, l, 5*time.Second); err != nil { // the WireGuard handshake first
+		t.Fatalf("before: %v", err)
+	}
+	if err := l.Link().Update(func(s *Settings) { s.MTU = 1280 }); err != nil {
+		t.Fatal(err)
+	}
+	ping := func(size int, timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return check.ICMP{Address: ServerTunnelAddr.String(), Dialer: l, Size: size}.Check(ctx)
+	}
+	if err := ping(1216, 5*time.Second); err != nil {
+		t.Errorf("an echo of 1216 bytes under MTU 1280: %v", err)
+	}
+	before := l.Link().Stats().Uplink.MTUDrops
+	if err := ping(1217, 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("an echo of 1217 bytes under MTU 1280: %v, want no answer", err)
+	}
+	if drops := l.Link().Stats().Uplink.MTUDrops; drops != before+1 {
+		t.Errorf("MTU drops %d -> %d, want the echo's one", before, drops)
+	}
+	echo(t, l, 100)
+	if err := echoWithin(ctx, l, 4000, 500*time.Millisecond); !isTimeout(err) {
+		t.Errorf("an echo of 4,000 bytes over TCP: %v, want it stalled", err)
+	}
+	if err := tlsCheck(ctx, l, 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+		t.Errorf("TLS under MTU 1280: %v, want it stalled", err)
+	}
+	if err := l.Link().Update(func(s *Settings) { s.MTU = 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := tlsCheck(ctx, l, 5*time.Second); err != nil {
+		t.Errorf("after the black hole: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -93,5 +94,45 @@ func TestLinkRelaysBothWaysAndFollowsClient(t *testing.T) {
 	}
 	if err := l.Update(func(s *Settings) { s.Loss = 2 }); err == nil {
 		t.Fatal("accepted loss 2")
+	}
+}
+
+// The MTU holds both ways, and a drop for it says so in the direction's
+// counters: a path that filters ICMP "fragmentation needed" answers
+// nothing.
+func TestLinkMTUDropsBothWays(t *testing.T) {
+	server := udpSock(t)
+	l := NewLink(LinkConfig{Server: server.LocalAddr().(*net.UDPAddr).AddrPort(), Settings: Settings{MTU: 1280}})
+	offered := make(chan bool, 16)
+	l.enqueued = func(_, accepted bool) { offered <- accepted }
+	if err := l.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	client := udpSock(t)
+	fits, over := string(make([]byte, 1280-LinkHeaders)), make([]byte, 1280-LinkHeaders+1)
+	send := func(c *net.UDPConn, to netip.AddrPort, b []byte, wantAccepted bool) {
+		t.Helper()
+		c.WriteToUDP(b, net.UDPAddrFromAddrPort(to))
+		if accepted := <-offered; accepted != wantAccepted {
+			t.Fatalf("%d bytes: accepted %v, want %v", len(b), accepted, wantAccepted)
+		}
+	}
+	send(client, l.Addr(), over, false)
+	send(client, l.Addr(), []byte(fits), true)
+	if got := recvOne(t, server); got != fits {
+		t.Fatalf("server got %d bytes, want %d", len(got), len(fits))
+	}
+	send(server, l.ServerSideAddr(), over, false)
+	send(server, l.ServerSideAddr(), []byte(fits), true)
+	if got := recvOne(t, client); got != fits {
+		t.Fatalf("client got %d bytes, want %d", len(got), len(fits))
+	}
+	st := l.Stats()
+	if st.Uplink.MTUDrops != 1 || st.Downlink.MTUDrops != 1 || st.Uplink.Packets != 1 || st.Downlink.Packets != 1 || st.Settings.MTU != 1280 {
+		t.Fatalf("stats %+v; want one delivered and one MTU drop each way", st)
+	}
+	if err := l.Update(func(s *Settings) { s.MTU = 100 }); err == nil {
+		t.Fatal("accepted MTU 100")
 	}
 }

@@ -140,3 +140,26 @@ func ParseLoss(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// ParseMTU parses a link MTU (Settings.MTU): a whole number of bytes in
+// MinMTU..MaxMTU, or 0 or "unlimited" for no limit.
+func ParseMTU(s string) (int, error) {
+	in := strings.TrimSpace(s)
+	if in == "unlimited" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(in)
+	if err != nil || n != 0 && (n < MinMTU || n > MaxMTU) {
+		return 0, fmt.Errorf("mtu %q: want bytes in %d..%d, or 0 or \"unlimited\" for no limit: %w", s, MinMTU, MaxMTU, ErrSyntax)
+	}
+	return n, nil
+}
+
+// FormatMTU formats a link MTU as ParseMTU reads it: "1400", or
+// "unlimited" for 0.
+func FormatMTU(mtu int) string {
+	if mtu == 0 {
+		return "unlimited"
+	}
+	return strconv.Itoa(mtu)
+}

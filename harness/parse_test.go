@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,6 +46,28 @@ func TestParseDelayLoss(t *testing.T) {
 	}
 }
 
+func TestParseMTU(t *testing.T) {
+	for in, want := range map[string]int{"1400": 1400, " 576 ": 576, "65535": 65535, "0": 0, "unlimited": 0} {
+		got, err := ParseMTU(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMTU(%q) = %d, %v; want %d", in, got, err, want)
+		}
+		if back, err := ParseMTU(FormatMTU(got)); err != nil || back != got {
+			t.Errorf("round trip of %q: %q -> %d, %v", in, FormatMTU(got), back, err)
+		}
+	}
+	for _, in := range []string{"", "575", "65536", "-1", "1400B", "1.5k", "big"} {
+		if got, err := ParseMTU(in); err == nil || !errors.Is(err, ErrSyntax) {
+			t.Errorf("ParseMTU(%q) = %d, %v; want a syntax error", in, got, err)
+		}
+	}
+	for _, mtu := range []int{-1, 1, 575, 65536} {
+		if err := (Settings{MTU: mtu}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "mtu: ") {
+			t.Errorf("Settings{MTU: %d}.Validate() = %v, want an error naming mtu", mtu, err)
+		}
+	}
+}
+
 // The parsers read outside input (flags, the control API): they must never
 // panic, and what they accept must survive a round trip through String.
 func FuzzParseQueue(f *testing.F) {
@@ -67,7 +90,7 @@ func FuzzParseQueue(f *testing.F) {
 }
 
 func FuzzParseLinkUpdate(f *testing.F) {
-	for _, s := range []string{`{"rate":"20mbit","delay":"20ms","queue":"256KB","loss":0.01,"down":true}`, `{"rate":5000000}`, `{}`, `[]`, `null`, `{"x":1}`} {
+	for _, s := range []string{`{"rate":"20mbit","delay":"20ms","queue":"256KB","loss":0.01,"mtu":1400,"down":true}`, `{"mtu":"unlimited"}`, `{"mtu":"575"}`, `{"rate":5000000}`, `{}`, `[]`, `null`, `{"x":1}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

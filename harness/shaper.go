@@ -25,6 +25,55 @@ type Settings struct {
 	// (client to server, server to client): a one-way outage, such as a
 	// path that lets the client's packets out and nothing back.
 	UplinkDown, DownlinkDown bool
+	// MTU is the largest IP packet the path carries, in bytes, counted as
+	// a network engineer counts it: a datagram of the link (the tunnel's
+	// encrypted UDP payload) and the LinkHeaders (IPv4 and UDP) it would
+	// travel with on a real path. A larger one, in either direction, is
+	// dropped silently on arrival (Counters.MTUDrops), as on a path whose
+	// ICMP "fragmentation needed" is filtered (PPPoE, LTE): an MTU black
+	// hole. WireGuard makes an inner packet WireGuardOverhead bytes
+	// longer, after padding it to a multiple of 16 (never past the
+	// tunnel's MTU), so the tunnel's full 1420-byte packets are 1480-byte
+	// IP packets here and MTU 1280 passes inner packets of up to 1216
+	// bytes. Zero: no limit; else MinMTU..MaxMTU. Packets already queued
+	// when it is lowered still go through.
+	MTU int
+}
+
+// The sizes that Settings.MTU is measured with.
+const (
+	// LinkHeaders are the bytes of IPv4 (20) and UDP (8) headers that a
+	// datagram of the link would carry on a real path: its IP packet is
+	// its length and these.
+	LinkHeaders = 20 + 8
+	// WireGuardOverhead is what WireGuard adds to an inner packet in its
+	// UDP payload: a 16-byte header (type, receiver, counter) and the
+	// 16-byte Poly1305 tag.
+	WireGuardOverhead = 16 + 16
+	// MinMTU is IPv4's least MTU that every host must take (RFC 791);
+	// MaxMTU the largest IP packet.
+	MinMTU = 576
+	MaxMTU = 65535
+)
+
+// fits reports whether a datagram of n bytes fits the MTU of s.
+func (s Settings) fits(n int) bool { return s.MTU == 0 || n+LinkHeaders <= s.MTU }
+
+// String describes s as the lab prints it: "rate 20mbit, delay 10ms,
+// queue 256p, loss 0, mtu unlimited", and any outage.
+func (s Settings) String() string {
+	out := fmt.Sprintf("rate %s, delay %s, queue %s, loss %g, mtu %s", s.Rate, s.Delay, s.Queue, s.Loss, FormatMTU(s.MTU))
+	switch {
+	case s.Down:
+		out += ", down"
+	case s.UplinkDown && s.DownlinkDown:
+		out += ", uplink and downlink down"
+	case s.UplinkDown:
+		out += ", uplink down"
+	case s.DownlinkDown:
+		out += ", downlink down"
+	}
+	return out
 }
 
 // direction returns s as one direction sees it: uplink (client to server)
@@ -44,6 +93,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("delay: %v out of range 0..%v: %w", s.Delay, MaxDelay, ErrSyntax)
 	case !(s.Loss >= 0 && s.Loss <= 1): // also rejects NaN
 		return fmt.Errorf("loss: %v out of range 0..1: %w", s.Loss, ErrSyntax)
+	case s.MTU != 0 && (s.MTU < MinMTU || s.MTU > MaxMTU):
+		return fmt.Errorf("mtu: %d bytes is neither 0 (no limit) nor in %d..%d: %w", s.MTU, MinMTU, MaxMTU, ErrSyntax)
 	}
 	return s.Queue.validate()
 }
@@ -60,6 +111,9 @@ type Counters struct {
 	// OutageDrops counts packets dropped while the link was down, including
 	// those queued or in flight when it went down.
 	OutageDrops uint64 `json:"outage_drops"`
+	// MTUDrops counts packets dropped for being larger than the MTU
+	// (Settings.MTU).
+	MTUDrops uint64 `json:"mtu_drops"`
 	// QueueBytes and QueuePackets are the current queue occupancy.
 	QueueBytes   int `json:"queue_bytes"`
 	QueuePackets int `json:"queue_packets"`
@@ -144,6 +198,8 @@ func (q *shaper) enqueue(now time.Time, p *packet) bool {
 	switch {
 	case q.set.Down:
 		q.c.OutageDrops++
+	case !q.set.fits(p.n): // before the loss: the path never carries it
+		q.c.MTUDrops++
 	case q.set.Loss > 0 && q.rng.Float64() < q.set.Loss:
 		q.c.Lost++
 	case q.limit.Packets > 0 && q.queue.len()+1 > q.limit.Packets,

@@ -167,3 +167,44 @@ func TestShaperLiveRateChange(t *testing.T) {
 		t.Fatalf("delivered %d by 2ms, want 3", got)
 	}
 }
+
+// The MTU counts a datagram as the IP packet it would be on a path (its
+// IPv4 and UDP headers included) and drops larger ones on arrival, counted
+// apart from tail drops and losses; a lower MTU leaves what is queued.
+func TestShaperMTU(t *testing.T) {
+	freed := 0
+	q := newShaper(Settings{Rate: 8_000_000, MTU: 1280}, 1, func(*packet) { freed++ })
+	if !q.enqueue(t0, pkt(1280-LinkHeaders)) {
+		t.Fatal("a datagram whose IP packet is the MTU was dropped")
+	}
+	if q.enqueue(t0, pkt(1280-LinkHeaders+1)) {
+		t.Fatal("a datagram one byte over the MTU was queued")
+	}
+	if c := q.counters(); c.MTUDrops != 1 || c.Drops != 0 || c.Lost != 0 || c.OutageDrops != 0 || freed != 1 {
+		t.Fatalf("counters %+v, freed %d; want one MTU drop and nothing else", c, freed)
+	}
+	q.enqueue(t0, pkt(1200))
+	q.settings(t0, Settings{Rate: 8_000_000, MTU: 576})
+	if q.enqueue(t0, pkt(1200)) {
+		t.Fatal("a datagram over the lowered MTU was queued")
+	}
+	q.settings(t0, Settings{Rate: 8_000_000}) // no limit
+	if !q.enqueue(t0, pkt(60_000)) {
+		t.Fatal("no MTU: a large datagram was dropped")
+	}
+	if got := len(drain(q, t0.Add(time.Second))); got != 3 || q.counters().MTUDrops != 2 {
+		t.Fatalf("delivered %d, %d MTU drops; want the three that fitted on arrival and 2 drops", got, q.counters().MTUDrops)
+	}
+}
+
+func TestSettingsString(t *testing.T) {
+	for set, want := range map[Settings]string{
+		{Rate: 20_000_000, Delay: 10 * time.Millisecond, Queue: QueueLimit{Packets: 256}}: "rate 20mbit, delay 10ms, queue 256p, loss 0, mtu unlimited",
+		{MTU: 1280, Loss: 0.01, UplinkDown: true}:                                         "rate unlimited, delay 0s, queue 1000p, loss 0.01, mtu 1280, uplink down",
+		{Down: true, DownlinkDown: true}:                                                  "rate unlimited, delay 0s, queue 1000p, loss 0, mtu unlimited, down",
+	} {
+		if got := set.String(); got != want {
+			t.Errorf("%#v: %q, want %q", set, got, want)
+		}
+	}
+}

@@ -13,9 +13,9 @@ import (
 // MatrixConditions are the built-in matrix of link conditions (`tunnelprobe
 // scenario --matrix`): the built-in suites' seven configurations, and
 // evidence-15s (evidence tolerating 15 s without an answer, to show what a
-// tolerance longer than a blip costs in detection), on ten links, 1,000
+// tolerance longer than a blip costs in detection), on eleven links, 1,000
 // connections each unless idle, the outage shapes spread over them. A pass
-// over all of them takes about 33 minutes.
+// over all of them takes about 35 minutes.
 //
 //   - default: the default suite's link (20 Mbit/s, 10 ms, 256 packets);
 //     a 10 s blip at 50 s, then a black hole of 190 s, long enough for
@@ -36,10 +36,22 @@ import (
 //   - stream-in: no load, but a 2 Mbit/s one-way UDP stream from the far
 //     side into the tunnel all run long; the uplink down for 60 s;
 //   - keepalive: no load, the far side sending WireGuard keepalives every
-//     5 s on its own; the uplink down for 60 s.
+//     5 s on its own; the uplink down for 60 s;
+//   - mtu: the default link and load; from 110 s the link's MTU is 1280
+//     for 60 s, both ways: an MTU black hole, a path whose ICMP
+//     "fragmentation needed" is filtered. The light probe's small echoes,
+//     TCP's handshakes and ACKs and WireGuard's own packets cross; the
+//     load's full-size segments do not, nor does a TLS handshake (Go's
+//     ClientHello, with its post-quantum key share, fills a segment).
 //
-// The last three are the traffic that fooled a rule on the tunnel's
-// counters: what arrives without an answer to anything we sent.
+// Download, stream-in and keepalive are the traffic that fooled a rule on
+// the tunnel's counters: what arrives without an answer to anything we
+// sent. The MTU black hole carries none of the tunnel's users' data, so it
+// is an outage to detect, not a working link: the configurations with an
+// active check can (their TLS check stalls), evidence cannot (its light
+// probe is answered, so it bounds no detection there), nor can the
+// upstream's ICMP check (only its TLS check, every 5 minutes, could fail;
+// the report counts its miss as too short for its schedule).
 //
 // Blips are outages the tunnel survives by itself: restarts and heals in
 // them (and BlipGrace after) are counted apart, not as false restarts nor as
@@ -90,6 +102,7 @@ func MatrixConditions() []Spec {
 		condition("keepalive", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, OutageUp)}, func(s *Spec) {
 			s.Load.Conns, s.Link.ServerKeepalive = 0, D(5*time.Second)
 		}),
+		condition("mtu", 180*time.Second, []Window{{Start: D(110 * time.Second), Duration: D(60 * time.Second), MTU: 1280}}, nil),
 	}
 }
 

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"testing"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
 )
 
 func TestMatrixConditionsAreValid(t *testing.T) {
@@ -18,10 +20,36 @@ func TestMatrixConditionsAreValid(t *testing.T) {
 			t.Errorf("%s: %d configurations", s.Name, len(s.Configs))
 		}
 	}
-	if len(names) != 10 {
-		t.Errorf("%d conditions, want 10 with distinct names", len(names))
+	if len(names) != 11 {
+		t.Errorf("%d conditions, want 11 with distinct names", len(names))
 	}
-	if total > 33*time.Minute {
-		t.Errorf("a pass takes %v of runs: too long for 35 minutes", total)
+	if total > 35*time.Minute {
+		t.Errorf("a pass takes %v of runs: longer than the 35 minutes MatrixConditions says", total)
+	}
+}
+
+// The MTU black hole is loaded as the default condition is, counts as an
+// outage (the working link ends where it starts), and drops the tunnel's
+// full-size packets while carrying a small probe's.
+func TestMatrixMTUBlackHole(t *testing.T) {
+	s, err := MatrixCondition("mtu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, _ := MatrixCondition("default")
+	hole := s.Link.Outages[0]
+	if len(s.Link.Outages) != 1 || hole.MTU != 1280 || hole.Blip || hole.Direction != OutageBoth || s.workingEnd() != hole.Start.Duration {
+		t.Errorf("outages %+v: want one MTU black hole of 1280 bytes, both ways, ending the working link", s.Link.Outages)
+	}
+	if s.Load != def.Load || s.Link.Rate != def.Link.Rate || s.Link.Queue != def.Link.Queue || s.Link.MTU != 0 {
+		t.Errorf("load %+v on %v, %v, MTU %d; want the default condition's", s.Load, s.Link.Rate, s.Link.Queue, s.Link.MTU)
+	}
+	for at, want := range map[time.Duration]int{hole.Start.Duration - 1: 0, hole.Start.Duration: 1280, hole.End() - 1: 1280, hole.End(): 0} {
+		if got := s.Link.mtuAt(at); got != want {
+			t.Errorf("MTU at %v: %d, want %d", at, got, want)
+		}
+	}
+	if full, echo := harness.DefaultMTU+harness.WireGuardOverhead+harness.LinkHeaders, 96+harness.WireGuardOverhead+harness.LinkHeaders; full <= hole.MTU || echo > hole.MTU {
+		t.Errorf("on the link: full-size packets %d bytes, a light probe's echo %d; want the first dropped and the second carried by %d", full, echo, hole.MTU)
 	}
 }

@@ -93,9 +93,15 @@ func TestSuitesExpectWhatTheREADMEClaims(t *testing.T) {
 			}
 			// What the README claims: no false restart or heal, every
 			// outage within 10 s.
+			// Evidence does not see an MTU black hole: its light probe's
+			// small echoes cross it.
+			detection := func(d *Duration) bool { return d != nil && d.Duration == 10*time.Second }
+			if s.Name == "mtu" {
+				detection = func(d *Duration) bool { return d == nil }
+			}
 			if e := c.Expect; e != nil && (e.FalseRestarts == nil || *e.FalseRestarts != 0 || e.FalseHeals == nil || *e.FalseHeals != 0 ||
-				e.Detection == nil || e.Detection.Duration != 10*time.Second) {
-				t.Errorf("%s/%s: expect %+v, want 0 false restarts, 0 false heals, detection within 10s", s.Name, c.Name, e)
+				!detection(e.Detection)) {
+				t.Errorf("%s/%s: expect %+v, want 0 false restarts, 0 false heals, detection within 10s (none on mtu)", s.Name, c.Name, e)
 			}
 		}
 		if err := s.Validate(); err != nil {

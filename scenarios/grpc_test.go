@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -17,22 +16,13 @@ func TestRunGRPCProber(t *testing.T) {
 		t.Skip("runs for 8 s")
 	}
 	grpcProber := ProberSpec{Kind: "kubelet", Handler: handlerGRPC, Period: D(time.Second), Timeout: D(time.Second), FailureThreshold: 2}
-	spec := Spec{
-		Name:     "grpc",
-		Seed:     5,
-		Duration: D(8 * time.Second),
-		Link: LinkSpec{
-			Rate: 20_000_000, Delay: D(2 * time.Millisecond), Queue: harness.QueueLimit{Packets: 256},
-			Outages: []Window{{Start: D(4 * time.Second), Duration: D(4 * time.Second)}},
-		},
-		Load:      LoadSpec{Conns: 10, Share: 0.2, Ramp: D(time.Second)},
-		Container: ContainerSpec{StartDelay: D(500 * time.Millisecond)},
-		Configs: []ConfigSpec{{
+	spec := shortSpec("grpc", 5, 8*time.Second, 256, []Window{{Start: D(4 * time.Second), Duration: D(4 * time.Second)}},
+		LoadSpec{Conns: 10, Share: 0.2, Ramp: D(time.Second)},
+		ConfigSpec{
 			Name: "grpc", Prober: grpcProber,
 			// The check's timeout is the probe's: its deadline is the call's.
 			Health: HealthSpec{Mode: middleware.ModeProbe, Timeouts: middleware.Ladder{time.Second}},
-		}},
-	}
+		})
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
 	}

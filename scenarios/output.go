@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
 )
 
@@ -56,10 +57,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Scenario %q\n\n", r.Name)
 	s := r.Spec
-	fmt.Fprintf(&b, "Seed %d, %s in all. Link %s, %v one way, queue %s; load %d connections (%s), ramp %v.",
-		r.Seed, s.Duration, s.Link.Rate, s.Link.Delay, s.Link.Queue, s.Load.Conns, loadKind(s.Load), s.Load.Ramp)
+	fmt.Fprintf(&b, "Seed %d, %s in all. Link %s, %v one way, queue %s, MTU %s; load %d connections (%s), ramp %v.",
+		r.Seed, s.Duration, s.Link.Rate, s.Link.Delay, s.Link.Queue, harness.FormatMTU(s.Link.MTU), s.Load.Conns, loadKind(s.Load), s.Load.Ramp)
 	for _, o := range s.Link.Outages {
-		fmt.Fprintf(&b, " Outage from %v to %v.", o.Start, Duration{o.End()})
+		what := "Outage"
+		if o.MTU > 0 {
+			what = fmt.Sprintf("MTU black hole (%d bytes)", o.MTU)
+		}
+		fmt.Fprintf(&b, " %s from %v to %v.", what, o.Start, Duration{o.End()})
 	}
 	fmt.Fprintf(&b, " Peak memory %.1f GiB.", float64(r.PeakRSSBytes)/(1<<30))
 	if r.Interrupted {

@@ -98,14 +98,23 @@ type ConfigReport struct {
 
 // OutageReport is one outage's detection.
 type OutageReport struct {
-	Start            float64  `json:"start"`
-	End              float64  `json:"end"`
-	Direction        string   `json:"direction"` // both, up or down
+	Start     float64 `json:"start"`
+	End       float64 `json:"end"`
+	Direction string  `json:"direction"` // both, up or down
+	// MTU is an MTU black hole's (Window.MTU); 0 for an outage that drops
+	// everything.
+	MTU              int      `json:"mtu,omitempty"`
 	Detected         bool     `json:"detected"`
 	DetectionSeconds *float64 `json:"detection_seconds"`
 	// TooShort is set when the outage ended before the configuration's
 	// schedule (ScheduleSeconds) could have acted on it.
 	TooShort bool `json:"too_short,omitempty"`
+	// Utilisation is the goodput the sink received from the outage's
+	// start to its end over the link's rate, as ConfigReport's: near 0
+	// for an outage that starved the load, an MTU black hole's included.
+	// Null where it was not measured (a run cut short, a container
+	// scenario, an unlimited link).
+	Utilisation *float64 `json:"utilisation,omitempty"`
 }
 
 // LatencyMS holds latency percentiles in milliseconds.
@@ -156,21 +165,61 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 	}
 	rep.CheckLatencyMS = LatencyMS{P50: percentile.NearestRank(lat, 50), P99: percentile.NearestRank(lat, 99)}
 	rep.detect(spec, tl)
+	rep.outageUtilisation(spec, w.delivered)
 	for _, s := range load.Series {
 		if working.holds(Offset(s.T - start.Unix())) {
 			rep.BrokenConnections += s.Disruptions
 		}
 	}
-	set, _ := spec.Link.settings()
-	if secs := (w.to - w.from).Seconds(); w.complete && secs > 0 && set.Rate > 0 {
-		capacity := float64(set.Rate) / 8 * secs
-		if spec.Load.Direction == loadgen.Both {
-			capacity *= 2
-		}
+	if capacity := spec.capacity(w.to - w.from); w.complete && capacity > 0 {
 		rep.Utilisation = float64(w.sinkBytes) / capacity
 		rep.LinkUtilisation = float64(w.linkBytes) / capacity
 	}
 	return rep
+}
+
+// capacity is how many bytes the load could move in d at the link's
+// initial rate (both directions when it runs both ways); 0 on an
+// unlimited link.
+func (s Spec) capacity(d time.Duration) float64 {
+	set, _ := s.Link.settings()
+	if d <= 0 || set.Rate <= 0 {
+		return 0
+	}
+	c := float64(set.Rate) / 8 * d.Seconds()
+	if s.Load.Direction == loadgen.Both {
+		c *= 2
+	}
+	return c
+}
+
+// outageUtilisation fills in each outage's Utilisation from the sink's
+// bytes as the link's steps were applied (delivered), where both its
+// start and its end were.
+func (rep *ConfigReport) outageUtilisation(spec Spec, delivered []sinkMark) {
+	at := func(d time.Duration) (int64, bool) {
+		var bytes int64
+		found := false
+		for _, m := range delivered { // the last step at d was applied last
+			if m.at == d {
+				bytes, found = m.bytes, true
+			}
+		}
+		return bytes, found
+	}
+	i := 0
+	for _, w := range spec.Link.Outages {
+		if w.Blip {
+			continue
+		}
+		from, ok1 := at(w.Start.Duration)
+		to, ok2 := at(w.End())
+		if capacity := spec.capacity(w.Duration.Duration); ok1 && ok2 && capacity > 0 {
+			u := float64(to-from) / capacity
+			rep.Outages[i].Utilisation = &u
+		}
+		i++
+	}
 }
 
 // loadSettle is how long after the ramp a load that works has a
@@ -256,7 +305,7 @@ func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
 		if w.Blip {
 			continue
 		}
-		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds(), Direction: w.Direction.String()}
+		o := OutageReport{Start: w.Start.Seconds(), End: w.End().Seconds(), Direction: w.Direction.String(), MTU: w.MTU}
 		for _, a := range actions {
 			if float64(a) >= o.Start && float64(a) < o.End {
 				d := float64(a) - o.Start

@@ -39,6 +39,9 @@ func TestMeasureSplitsTheWorkingLinkFromTheOutage(t *testing.T) {
 	// 20 Mbit/s is 2.5 MB/s: 90% over the 40 s from the ramp's end to the
 	// outage.
 	w := window{from: 10 * time.Second, to: 50 * time.Second, sinkBytes: 90_000_000, linkBytes: 100_000_000, complete: true}
+	// The outage's goodput, from the sink's count once its start (the last
+	// step at 50 s) and its end were applied: 2 MB of 100 possible.
+	w.delivered = []sinkMark{{50 * time.Second, 1}, {50 * time.Second, 100_000_000}, {90 * time.Second, 102_000_000}}
 	c := measure(spec, spec.Configs[0], tl, load, start, w)
 
 	if c.FalseRestarts != 1 || c.FalseHeals != 1 || c.Restarts != 2 || c.Heals != 2 {
@@ -62,6 +65,9 @@ func TestMeasureSplitsTheWorkingLinkFromTheOutage(t *testing.T) {
 	if c.Utilisation < 0.899 || c.Utilisation > 0.901 || c.LinkUtilisation < 0.999 || c.LinkUtilisation > 1.001 {
 		t.Errorf("utilisation %.3f, link %.3f; want 0.9 and 1", c.Utilisation, c.LinkUtilisation)
 	}
+	if u := c.Outages[0].Utilisation; u == nil || *u < 0.0199 || *u > 0.0201 {
+		t.Errorf("utilisation in the outage %v, want 0.02", u)
+	}
 }
 
 func TestMeasureReportsAMissedOutage(t *testing.T) {
@@ -69,6 +75,9 @@ func TestMeasureReportsAMissedOutage(t *testing.T) {
 	c := measure(spec, spec.Configs[1], Timeline{Restarts: []Offset{95}}, loadgen.Result{}, time.Unix(0, 0), window{})
 	if c.OutageDetected || c.DetectionSeconds != nil || c.Outages[0].Detected {
 		t.Errorf("a restart after the outage counted as detection: %+v", c.Outages)
+	}
+	if c.Outages[0].Utilisation != nil {
+		t.Errorf("utilisation in the outage %v, with nothing measured", *c.Outages[0].Utilisation)
 	}
 	rep := &Report{Name: "t", Spec: spec, Configs: map[string]ConfigReport{"probe-only": c}, Order: []string{"probe-only"}}
 	var b strings.Builder

@@ -89,7 +89,9 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 	}
 	for _, t := range trials {
 		tl := t.rec.timeline()
-		cr := measure(spec, t.cfg, tl, t.load, start, t.window)
+		w := t.window
+		w.delivered = t.delivered
+		cr := measure(spec, t.cfg, tl, t.load, start, w)
 		if t.loadErr != nil {
 			cr.LoadError = t.loadErr.Error()
 		}

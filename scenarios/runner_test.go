@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"time"
@@ -24,25 +25,14 @@ func TestRunSmallScenario(t *testing.T) {
 	probeOnly, loop := kubelet, kubelet
 	probeOnly.Endpoint = "/check/?timeout=900ms"
 	loop.Endpoint = "/"
-	spec := Spec{
-		Name:     "small",
-		Seed:     3,
-		Duration: D(12 * time.Second),
-		Link: LinkSpec{
-			Rate: 20_000_000, Delay: D(2 * time.Millisecond), Queue: harness.QueueLimit{Packets: 256},
-			Changes: []LinkChange{{At: D(3 * time.Second), Delay: &Duration{5 * time.Millisecond}}},
-			Outages: []Window{{Start: D(7 * time.Second), Duration: D(5 * time.Second)}},
-		},
-		Load:      LoadSpec{Conns: 50, Share: 0.5, Ramp: D(2 * time.Second)},
-		Container: ContainerSpec{StartDelay: D(500 * time.Millisecond)},
-		Configs: []ConfigSpec{
-			{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe}, Prober: probeOnly},
-			{Name: "loop", Health: HealthSpec{
-				Mode: middleware.ModeLoop, Period: D(time.Second), Timeouts: middleware.Ladder{time.Second}, Heal: true,
-				HealBackoff: &BackoffSpec{Initial: D(time.Second), Step: D(time.Second)},
-			}, Prober: loop},
-		},
-	}
+	spec := shortSpec("small", 3, 12*time.Second, 256, []Window{{Start: D(7 * time.Second), Duration: D(5 * time.Second)}},
+		LoadSpec{Conns: 50, Share: 0.5, Ramp: D(2 * time.Second)},
+		ConfigSpec{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe}, Prober: probeOnly},
+		ConfigSpec{Name: "loop", Health: HealthSpec{
+			Mode: middleware.ModeLoop, Period: D(time.Second), Timeouts: middleware.Ladder{time.Second}, Heal: true,
+			HealBackoff: &BackoffSpec{Initial: D(time.Second), Step: D(time.Second)},
+		}, Prober: loop})
+	spec.Link.Changes = []LinkChange{{At: D(3 * time.Second), Delay: &Duration{5 * time.Millisecond}}}
 	rep, err := Run(context.Background(), spec, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +60,77 @@ func TestRunSmallScenario(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// An MTU black hole end to end: the link's MTU falls to 1280 for 6 s of a
+// loaded run. The load's full-size segments stop crossing, while the light
+// probe's small echoes through the lab still get answers, so evidence
+// passes every check and never notices; the active check's TLS handshake
+// stalls, and probe-only restarts the tunnel inside the black hole.
+func TestRunMTUBlackHole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 10 s")
+	}
+	hole := Window{Start: D(3 * time.Second), Duration: D(6 * time.Second), MTU: 1280}
+	// Timeouts to spare on the working link, on a busy machine too; a
+	// probe that stalls fails after 2 s, so two fail within the hole.
+	kubelet := ProberSpec{Kind: "kubelet", Endpoint: "/check/?timeout=2s", Period: D(time.Second), Timeout: D(3 * time.Second), FailureThreshold: 2}
+	// A short queue: what it holds as the hole starts still crosses.
+	spec := shortSpec("mtu", 1, 10*time.Second, 64, []Window{hole}, LoadSpec{Conns: 10, Ramp: D(time.Second)},
+		ConfigSpec{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(time.Second)},
+		ConfigSpec{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe}, Prober: kubelet})
+	rep, err := Run(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := rep.Configs["evidence"]
+	if len(ev.Outages) != 1 || ev.Outages[0].MTU != 1280 || ev.Outages[0].Utilisation == nil {
+		t.Fatalf("evidence's outages: %+v, want the black hole with its goodput", ev.Outages)
+	}
+	if working, hole := ev.Utilisation, *ev.Outages[0].Utilisation; working < 0.3 || hole > working/5 {
+		t.Errorf("goodput %.0f%% of the rate on the working link, %.1f%% in the MTU black hole; want it collapsed", 100*working, 100*hole)
+	}
+	for _, g := range ev.Timeline.ProofGaps {
+		if float64(g[1]) > hole.Start.Seconds() && float64(g[0]) < hole.End().Seconds() {
+			t.Errorf("no answer to the light probe from %.1fs to %.1fs, in the black hole: its small echoes should cross", g[0], g[1])
+		}
+	}
+	answered := 0
+	for _, c := range ev.Timeline.Checks {
+		if float64(c.At) >= hole.Start.Seconds() && float64(c.At) < hole.End().Seconds() && c.Passed && c.DecidedBy != "active" {
+			answered++
+		}
+	}
+	if answered == 0 || ev.OutageDetected || len(ev.Timeline.Restarts) > 0 {
+		t.Errorf("evidence: %d checks passed on proof of life in the black hole, detected %v, restarts %v; want its probe answered and nothing noticed",
+			answered, ev.OutageDetected, ev.Timeline.Restarts)
+	}
+	if po := rep.Configs["probe-only"]; !po.OutageDetected || po.FalseRestarts > 0 {
+		t.Errorf("probe-only: detected %v, %d false restarts; want the stalled TLS check to restart it in the black hole only",
+			po.OutageDetected, po.FalseRestarts)
+	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "queue 64p, MTU unlimited;") || !strings.Contains(md.String(), "MTU black hole (1280 bytes) from 3s to 9s.") {
+		t.Errorf("report.md does not describe the link's MTU and the black hole:\n%s", md.String())
+	}
+}
+
+// shortSpec is a run of d on a fast link (20 Mbit/s, 2 ms one way, a
+// queue of queue packets) with these outages, this load and these
+// configurations, a container back 500 ms after a restart.
+func shortSpec(name string, seed uint64, d time.Duration, queue int, outages []Window, load LoadSpec, configs ...ConfigSpec) Spec {
+	return Spec{
+		Name:      name,
+		Seed:      seed,
+		Duration:  D(d),
+		Link:      LinkSpec{Rate: 20_000_000, Delay: D(2 * time.Millisecond), Queue: harness.QueueLimit{Packets: queue}, Outages: outages},
+		Load:      load,
+		Container: ContainerSpec{StartDelay: D(500 * time.Millisecond)},
+		Configs:   configs,
 	}
 }
 

@@ -58,6 +58,10 @@ type LinkSpec struct {
 	Delay Duration           `json:"delay"` // one way
 	Queue harness.QueueLimit `json:"queue"` // "256p", "256KB"; zero: harness.DefaultQueueLimit
 	Loss  float64            `json:"loss"`
+	// MTU is the largest IP packet the link carries, in bytes, its IPv4
+	// and UDP headers counted (harness.Settings.MTU): larger ones are
+	// dropped silently. Zero: no limit.
+	MTU int `json:"mtu,omitempty"`
 	// Changes alter the link at given times after the start.
 	Changes []LinkChange `json:"changes,omitempty"`
 	// Outages are windows in which the link drops everything, in both
@@ -70,12 +74,15 @@ type LinkSpec struct {
 }
 
 // LinkChange sets the fields it names at At; nil fields stay as they were.
+// A change of MTU leaves the link working, as far as the report counts;
+// an MTU black hole to detect is an outage with an MTU (Window.MTU).
 type LinkChange struct {
 	At    Duration            `json:"at"`
 	Rate  *harness.Rate       `json:"rate,omitempty"`
 	Delay *Duration           `json:"delay,omitempty"`
 	Queue *harness.QueueLimit `json:"queue,omitempty"`
 	Loss  *float64            `json:"loss,omitempty"`
+	MTU   *int                `json:"mtu,omitempty"`
 }
 
 // Window is a span of the run: an outage.
@@ -90,23 +97,57 @@ type Window struct {
 	// through it; restarts and heals from its start until BlipGrace
 	// after its end are counted apart, as blip actions.
 	Blip bool `json:"blip,omitempty"`
+	// MTU, when set, makes the outage an MTU black hole: rather than
+	// dropping everything, the link's MTU is this (if lower than it
+	// would be) from the start to the end, both ways, so that small
+	// packets cross (light probes, ACKs, WireGuard's handshakes and
+	// keepalives) and the tunnel's full-size ones do not. It must be
+	// below MTUBlackHole. It counts as an outage to detect like any other:
+	// the tunnel carries none of its users' full-size segments.
+	MTU int `json:"mtu,omitempty"`
 }
+
+// MTUBlackHole is the least link MTU that carries every packet of a
+// scenario's tunnel (harness.DefaultMTU and WireGuard's and the link's
+// headers: 1480 bytes); an outage's MTU must be below it.
+const MTUBlackHole = harness.DefaultMTU + harness.WireGuardOverhead + harness.LinkHeaders
 
 // BlipGrace is how long after a blip ends a restart or heal is still put
 // down to it: a kubelet's three failed probes 10 s apart can act that
 // late.
 const BlipGrace = 30 * time.Second
 
-// apply sets the outage's direction on set (down or not).
+// apply sets the outage's direction on set (down or not). An MTU black
+// hole sets nothing here: the link's MTU at any time is LinkSpec.mtuAt's.
 func (w Window) apply(set *harness.Settings, down bool) {
-	switch w.Direction {
-	case OutageUp:
+	switch {
+	case w.MTU > 0:
+		return
+	case w.Direction == OutageUp:
 		set.UplinkDown = down
-	case OutageDown:
+	case w.Direction == OutageDown:
 		set.DownlinkDown = down
 	default:
 		set.Down = down
 	}
+}
+
+// mtuAt is the link's MTU at offset at: what the link and its changes say
+// (the last change at or before at, in the order they are applied),
+// lowered by the MTU black holes holding then.
+func (l LinkSpec) mtuAt(at time.Duration) int {
+	mtu, latest := l.MTU, time.Duration(-1)
+	for _, c := range l.Changes {
+		if c.MTU != nil && c.At.Duration <= at && c.At.Duration >= latest {
+			mtu, latest = *c.MTU, c.At.Duration
+		}
+	}
+	for _, w := range l.Outages {
+		if w.MTU > 0 && w.Start.Duration <= at && at < w.End() && (mtu == 0 || w.MTU < mtu) {
+			mtu = w.MTU
+		}
+	}
+	return mtu
 }
 
 // workingEnd is when the link stops working: the first outage's start

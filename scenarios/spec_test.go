@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
@@ -22,10 +23,12 @@ link:
   rate: 20mbit
   delay: 10ms
   queue: 256p
+  mtu: 1500
   changes:
     - at: 30s
       rate: 10mbit
       loss: 0.01
+      mtu: 1492
   outages:
     - start: 60s
       duration: 30s
@@ -33,6 +36,9 @@ link:
       duration: 5s
       blip: true
       direction: down
+    - start: 100s
+      duration: 10s
+      mtu: 1280
 load:
   conns: 500
   share: 0.9
@@ -79,7 +85,8 @@ func TestParseReadsEveryField(t *testing.T) {
 		s.Configs[2].Health.Preset != "upstream" || s.Configs[2].Prober.Handler != "tcpSocket" || s.Configs[0].Prober.KubeletVersion != 30 ||
 		len(s.Configs[3].Prober.Exec) != 3 || s.Link.Rate != 20*rate.Mbit || s.Link.Queue.Packets != 256 ||
 		*s.Link.Changes[0].Rate != 10*rate.Mbit || s.Link.Changes[0].Queue != nil ||
-		s.Link.Outages[1].Direction != OutageDown || s.Configs[0].Health.Mode != middleware.ModeProbe {
+		s.Link.Outages[1].Direction != OutageDown || s.Configs[0].Health.Mode != middleware.ModeProbe ||
+		s.Link.MTU != 1500 || *s.Link.Changes[0].MTU != 1492 || s.Link.Outages[2].MTU != 1280 {
 		t.Errorf("parsed %+v", s)
 	}
 	// JSON is YAML too, and a spec survives the round trip.
@@ -128,6 +135,12 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"    health: {mode: probe}", "    health: {preset: \"\"}", "configs[0].health.mode: required"},
 		{"  rate: 20mbit\n", "  rate:\n", "link.rate"},
 		{"    - at: 30s", "    - at: 5m", "link.changes[0].at"},
+		{"  mtu: 1500", "  mtu: 575", "link: mtu: 575 bytes is neither 0 (no limit) nor in 576..65535"},
+		{"  mtu: 1500", "  mtu: big", "link.mtu: json: cannot unmarshal string"},
+		{"      mtu: 1492", "      mtu: 65536", "link.changes[0]: mtu: 65536 bytes"},
+		{"      mtu: 1280", "      mtu: 1480", "link.outages[2].mtu: 1480 bytes is not in 576..1479"},
+		{"      mtu: 1280", "      mtu: 100", "link.outages[2].mtu: 100 bytes"},
+		{"      mtu: 1280", "      mtu: 1280\n      direction: up", "link.outages[2].direction: an MTU black hole holds both ways"},
 		{"      heal: true", "      heal: true\n      failure_threshold: -1", "configs[1].health"},
 		{"    health: {mode: probe}", "    health: {mode: probe, heal: true}", "configs[0].health"},
 		{"{preset: upstream, heal: true}", "{preset: gluetun}", "configs[2].health: preset"},
@@ -156,6 +169,27 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 	for _, doc := range []string{"", "[1, 2]", "name: a\n---\nname: b", "duration: [", "{"} {
 		if _, err := Parse([]byte(doc)); err == nil {
 			t.Errorf("%q parsed", doc)
+		}
+	}
+}
+
+// The link's MTU at any time is what the link and its last change say,
+// lowered by the MTU black holes holding then: a change inside a black
+// hole takes effect at its end, and the end of one restores the others'.
+func TestLinkMTUAt(t *testing.T) {
+	mtu := func(n int) *int { return &n }
+	l := LinkSpec{
+		MTU:     1500,
+		Changes: []LinkChange{{At: D(30 * time.Second), MTU: mtu(0)}, {At: D(10 * time.Second), MTU: mtu(1400)}, {At: D(10 * time.Second), Rate: new(harness.Rate(1))}},
+		Outages: []Window{
+			{Start: D(20 * time.Second), Duration: D(20 * time.Second), MTU: 1280},
+			{Start: D(25 * time.Second), Duration: D(2 * time.Second), MTU: 1000},
+			{Start: D(26 * time.Second), Duration: D(time.Minute)}, // drops everything: no MTU of its own
+		},
+	}
+	for at, want := range map[time.Duration]int{0: 1500, 10: 1400, 20: 1280, 25: 1000, 27: 1280, 30: 1280, 40: 0} {
+		if got := l.mtuAt(at * time.Second); got != want {
+			t.Errorf("at %ds: MTU %d, want %d", at, got, want)
 		}
 	}
 }

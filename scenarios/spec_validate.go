@@ -92,9 +92,23 @@ func (s Spec) validateLink(errs *specErrors) {
 		if w.Direction < OutageBoth || w.Direction > OutageDown {
 			errs.bad(path+".direction", "%v is not both, up or down", w.Direction)
 		}
+		w.validateMTU(path, errs)
 	}
 	if k := s.Link.ServerKeepalive.Duration; k < 0 || k%time.Second != 0 || k > time.Hour {
 		errs.bad("link.server_keepalive", "%v is not a whole number of seconds up to an hour", k)
+	}
+}
+
+// validateMTU checks the MTU of an outage at path: none, or a black hole
+// both ways that drops the tunnel's full-size packets.
+func (w Window) validateMTU(path string, errs *specErrors) {
+	switch {
+	case w.MTU == 0:
+	case w.MTU < harness.MinMTU || w.MTU >= MTUBlackHole:
+		errs.bad(path+".mtu", "%d bytes is not in %d..%d: an MTU black hole drops the tunnel's full-size packets (%d bytes on the link) and carries IPv4's least",
+			w.MTU, harness.MinMTU, MTUBlackHole-1, MTUBlackHole)
+	case w.Direction != OutageBoth:
+		errs.bad(path+".direction", "an MTU black hole holds both ways")
 	}
 }
 
@@ -150,7 +164,7 @@ func (s Spec) validateConfigs(errs *specErrors) {
 
 // settings returns the link's initial settings.
 func (l LinkSpec) settings() (harness.Settings, error) {
-	set := harness.Settings{Rate: l.Rate, Delay: l.Delay.Duration, Queue: l.Queue, Loss: l.Loss}
+	set := harness.Settings{Rate: l.Rate, Delay: l.Delay.Duration, Queue: l.Queue, Loss: l.Loss, MTU: l.MTU}
 	return set, set.Validate()
 }
 
@@ -167,6 +181,9 @@ func (c LinkChange) apply(set harness.Settings) (harness.Settings, error) {
 	}
 	if c.Loss != nil {
 		set.Loss = *c.Loss
+	}
+	if c.MTU != nil {
+		set.MTU = *c.MTU
 	}
 	return set, set.Validate()
 }

@@ -45,14 +45,28 @@ type trial struct {
 	load    loadgen.Result
 	loadErr error
 	window  window
+	// delivered is what the sink had received as each step of the link
+	// was applied, in their order; driveLink writes it, and Run reads it
+	// once every goroutine of the trial has returned.
+	delivered []sinkMark
+}
+
+// sinkMark is the sink's byte count at an offset of the run.
+type sinkMark struct {
+	at    time.Duration
+	bytes int64
 }
 
 // window is what the sink received and the link carried between the end of
-// the ramp and the first outage: the loaded, working link.
+// the ramp and the first outage: the loaded, working link; and the sink's
+// count at each step of the link, for the outages.
 type window struct {
 	from, to             time.Duration
 	sinkBytes, linkBytes int64
 	complete             bool
+	// delivered, when known, is the sink's bytes as each of the link's
+	// steps was applied (trial.delivered), for the outages' goodput.
+	delivered []sinkMark
 }
 
 // newTrial starts the trial's lab and reserves the health server's address.
@@ -146,7 +160,8 @@ func (t *trial) measureWindow(ctx context.Context) {
 	t.window = w
 }
 
-// driveLink applies the link's changes and outages at their times.
+// driveLink applies the link's changes and outages at their times, and
+// records the sink's bytes as each has been applied (t.delivered).
 func (t *trial) driveLink(ctx context.Context) error {
 	type step struct {
 		at    time.Duration
@@ -167,9 +182,14 @@ func (t *trial) driveLink(ctx context.Context) error {
 		if !sleepUntil(ctx, t.start.Add(s.at)) {
 			return nil
 		}
-		if err := t.lab.Link().Update(s.apply); err != nil {
+		// The MTU follows from every change and black hole at once, so
+		// that the end of one restores what the others say.
+		err := t.lab.Link().Update(func(set *harness.Settings) { s.apply(set); set.MTU = t.spec.Link.mtuAt(s.at) })
+		if err != nil {
 			return fmt.Errorf("%s: link at %v: %w", t.cfg.Name, s.at, err)
 		}
+		st := t.lab.Server().SinkStats()
+		t.delivered = append(t.delivered, sinkMark{s.at, st.BytesIn + st.BytesOut})
 	}
 	<-ctx.Done()
 	return nil

@@ -25,7 +25,8 @@ const labUsage = `Usage: tunnelprobe lab [flags]            the whole lab in one
 
 A WireGuard tunnel in user space (wireguard-go over a netstack; no root and
 no kernel device but with the client's --tun) between a client peer and a
-server peer, over a link shaped like a real one (rate, delay, queue, loss):
+server peer, over a link shaped like a real one (rate, delay, queue, loss,
+and an MTU past which packets vanish, as in an MTU black hole):
 the server peer serves a TLS target, sinks for the load generator and
 answers ICMP echoes; the client peer offers a SOCKS5 ingress into the
 tunnel. --control serves the link's settings, outages included (GET/PUT
@@ -81,7 +82,7 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stdout, "socks5 %s\n", a)
 	}
 	fmt.Fprintf(stdout, "tls %s (%s)\nsink %s\necho %s\n", lab.TLSAddr(), harness.TLSHost, lab.SinkAddr(), lab.EchoAddr())
-	fmt.Fprintf(stdout, "link %s\n", lab.Link().Settings().Rate)
+	fmt.Fprintf(stdout, "link %s\n", lab.Link().Settings())
 	if *caOut != "" {
 		fmt.Fprintf(stdout, "ca %s\n", *caOut)
 	}
@@ -192,8 +193,7 @@ func runLabLink(ctx context.Context, args []string, getenv func(string) string, 
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
 	defer link.Close()
-	set := link.Settings()
-	fmt.Fprintf(stdout, "link %s -> %s (rate %s, delay %s, queue %s)\n", link.Addr(), srvAddr, set.Rate, set.Delay, set.Queue)
+	fmt.Fprintf(stdout, "link %s -> %s (%s)\n", link.Addr(), srvAddr, link.Settings())
 	return serveRole(ctx, fs.Name(), nil, "", *control, harness.ControlHandler(link, nil), stdout, stderr)
 }
 

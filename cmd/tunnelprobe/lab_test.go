@@ -31,6 +31,8 @@ func TestLabBadFlags(t *testing.T) {
 		{[]string{"--delay", "-5ms"}, "--delay"},
 		{[]string{"--queue", "0p"}, "--queue"},
 		{[]string{"--loss", "2"}, "--loss"},
+		{[]string{"--link-mtu", "100"}, "--link-mtu"},
+		{[]string{"link", "--link-mtu", "70000"}, "--link-mtu"},
 		{[]string{"--nope"}, "-nope"},
 		{[]string{"--serve", "127.0.0.1:0", "--mode", "bogus"}, "-mode"},
 		{[]string{"--timeout", "1s", "--timeouts", "2s,4s"}, "--timeouts"},
@@ -128,7 +130,8 @@ func tlsThroughSOCKS(t *testing.T, socks, caFile string) {
 
 func TestLabOneProcess(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.pem")
-	out := start(t, "--rate", "50mbit", "--delay", "1ms", "--socks5", "127.0.0.1:0", "--control", "127.0.0.1:0", "--ca-out", ca)
+	out := start(t, "--rate", "50mbit", "--delay", "1ms", "--link-mtu", "1500", "--socks5", "127.0.0.1:0", "--control", "127.0.0.1:0", "--ca-out", ca)
+	out.wait(t, `link (rate 50mbit, delay 1ms, queue 256p, loss 0, mtu 1500)`)
 	ctl := out.wait(t, `control (http://\S+)`)
 	socks := out.wait(t, `socks5 (\S+)`)
 	out.wait(t, `tls (10\.99\.0\.1:443)`)
@@ -141,7 +144,7 @@ func TestLabOneProcess(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"delay": "2ms"`) {
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"delay": "2ms"`) || !strings.Contains(string(body), `"mtu": 1500`) {
 		t.Fatalf("PUT /link: %d %s", resp.StatusCode, body)
 	}
 }
@@ -160,8 +163,8 @@ func TestLabSplitRoles(t *testing.T) {
 	srv := start(t, "server", "--listen", "127.0.0.1:0", "--key", f("server.key"), "--pub-out", f("server.pub"),
 		"--peer", ck.Public().String(), "--ca-out", f("ca.pem"))
 	srvUDP := srv.wait(t, `wireguard (\S+)`)
-	link := start(t, "link", "--listen", "127.0.0.1:0", "--server", srvUDP, "--rate", "20mbit", "--control", "127.0.0.1:0")
-	linkUDP := link.wait(t, `link (\S+) ->`)
+	link := start(t, "link", "--listen", "127.0.0.1:0", "--server", srvUDP, "--rate", "20mbit", "--link-mtu", "1500", "--control", "127.0.0.1:0")
+	linkUDP := link.wait(t, `link (\S+) -> \S+ \(rate 20mbit, .*, mtu 1500\)`)
 	cl := start(t, "client", "--endpoint", linkUDP, "--key", f("client.key"), "--peer", f("server.pub"),
 		"--socks5", "127.0.0.1:0", "--control", "127.0.0.1:0",
 		"--serve", "127.0.0.1:0", "--tls-ca", f("ca.pem"), "--mode", "probe")

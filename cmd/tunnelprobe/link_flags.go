@@ -25,6 +25,10 @@ func registerLinkFlags(fs *flag.FlagSet, prefix, scope string) *linkFlags {
 	fs.Var(cliflag.Func(&l.set.Delay, harness.ParseDelay, time.Duration.String), prefix+"delay", scope+"one-way link `delay` (a Go duration)")
 	fs.TextVar(&l.set.Queue, prefix+"queue", l.set.Queue, scope+"tail-drop queue `limit` per direction: packets (\"300p\") or bytes (\"256KB\")")
 	fs.Var(cliflag.Func(&l.set.Loss, harness.ParseLoss, formatFloat), prefix+"loss", scope+"random loss `probability`, 0..1 or \"1%\"")
+	// --link-mtu everywhere: the lab's --mtu would read as the tunnel's.
+	fs.Var(cliflag.Func(&l.set.MTU, harness.ParseMTU, harness.FormatMTU), "link-mtu", scope+"largest IP packet the link carries, in `bytes`, its IPv4 and UDP headers\n"+
+		"counted (WireGuard's 1420-byte inner packets are 1480 here): larger ones are dropped\n"+
+		"silently, an MTU black hole; 0 or \"unlimited\" for no limit")
 	fs.Uint64Var(&l.seed, prefix+"seed", 1, scope+"`seed` of the random loss")
 	return l
 }

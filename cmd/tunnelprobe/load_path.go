@@ -30,8 +30,7 @@ func (f *loadFlags) openPath(ctx context.Context) (dialer check.Dialer, closePat
 		if err := lab.Start(ctx); err != nil {
 			return nil, nil, fmt.Errorf("lab: %w", err)
 		}
-		link := f.link.set
-		s.PathName = fmt.Sprintf("lab (rate %s, delay %s, queue %s, loss %g)", link.Rate, link.Delay, link.Queue, link.Loss)
+		s.PathName = fmt.Sprintf("lab (%s)", f.link.set)
 		if s.Target == "" {
 			// The lab's sink speaks loadgen/sink's protocol: each
 			// connection's header asks for up, down or both. It counts

@@ -283,7 +283,7 @@ func TestLoadLab(t *testing.T) {
 			}
 			_, rep := readReport(t, jsonFile)
 			r := rep.Result
-			if r.ConnsAchieved != 4 || !strings.HasPrefix(r.Path, "lab ") || r.Probes == 0 || r.ProbeFailures != 0 || r.BytesUp == 0 {
+			if r.ConnsAchieved != 4 || !strings.HasPrefix(r.Path, "lab (rate 50mbit, ") || !strings.Contains(r.Path, "mtu unlimited") || r.Probes == 0 || r.ProbeFailures != 0 || r.BytesUp == 0 {
 				t.Errorf("result: %d connections over %q, %d bytes up, %d probes, %d failed; want 4 over the lab, traffic, probes passing",
 					r.ConnsAchieved, r.Path, r.BytesUp, r.Probes, r.ProbeFailures)
 			}
@@ -331,6 +331,7 @@ func TestLoadBadFlags(t *testing.T) {
 		{[]string{"--plot", "/nonexistent/dir/run.png"}, "--plot"},
 		{[]string{"--lab", "--link-rate", "0"}, "--link-rate"},
 		{[]string{"--link-loss", "2"}, "--link-loss"},
+		{[]string{"--link-mtu", "5"}, "--link-mtu"},
 	} {
 		args := append(slices.Clone(target), tc.args...)
 		code, _, stderr := runLoadCommand(t, t.Context(), args...)
