@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ var brokenShards = []struct {
 	{"unknown condition", func(r *Report) { r.Runs[0].Condition = "zzz" }, `runs[0].condition: "zzz", not one of the matrix's conditions [a b]`},
 	{"run of another shard", func(r *Report) { r.Runs[0].Condition = "b" }, "runs[0].pass: the run of b in pass 1 is not one shard 0/2 makes"},
 	{"unknown configuration", func(r *Report) { r.Configs = []string{"y"} }, "runs[0].report.configs.x: not one of the matrix's configurations [y]"},
-	{"no conditions", func(r *Report) { r.Conditions = nil }, "conditions: 0, but a matrix runs 1 to 10 (as many as the built-in ones)"},
+	{"no conditions", func(r *Report) { r.Conditions = nil }, fmt.Sprintf("conditions: 0, but a matrix runs 1 to %d (as many as the built-in ones)", len(scenarios.MatrixConditions()))},
 	{"a condition twice", func(r *Report) { r.Conditions = []string{"a", "a"} }, `conditions[1]: "a", but each is named, once`},
 	{"detected but not said", func(r *Report) { x(r, 0, func(c *scenarios.ConfigReport) { c.OutageDetected = false }) },
 		"runs[0].report.configs.x.outage_detected: false, but the outages say true"},
@@ -164,7 +165,7 @@ func TestReadJSONRefusesDenseRuns(t *testing.T) {
 	}
 	for n, want := range map[int]string{
 		9_000:   "runs: 9000 entries in 350965 bytes would take",
-		300_000: "runs: 300000 entries, more than its kind of file holds: at most 10000",
+		300_000: fmt.Sprintf("runs: 300000 entries, more than its kind of file holds: at most %d", 1000*len(scenarios.MatrixConditions())),
 	} {
 		top["runs"] = json.RawMessage("[" + strings.Repeat(`{"condition":"a","pass":1,"report":{}},`, n-1) + `{}]`)
 		dense, err := json.Marshal(top)
