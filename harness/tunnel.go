@@ -37,6 +37,7 @@ type Tunnel interface {
 	ReadDelivery() (middleware.Delivery, error)
 	LightProbe() middleware.LightProbe
 	TLSCheck() check.TLS
+	SmallCheck() check.Checker
 
 	// The server side: the sink the load sends to, what it received, and
 	// a one-way stream it sends to the client.

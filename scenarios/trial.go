@@ -30,7 +30,7 @@ type trial struct {
 	spec  Spec
 	cfg   ConfigSpec
 	index int
-	lab   *harness.Lab
+	lab   harness.Tunnel
 	rec   *recorder
 	start time.Time
 
@@ -114,7 +114,7 @@ func (t *trial) run(ctx context.Context) error {
 		})
 	}
 	if stream := t.spec.Load.Stream; stream > 0 {
-		g.Go(func() error { return t.lab.Server().Stream(gctx, stream) })
+		g.Go(func() error { return t.lab.Stream(gctx, stream) })
 	}
 	g.Go(func() error { return t.probe(gctx, c) })
 	g.Go(func() error { t.measureWindow(gctx); return nil })
@@ -144,7 +144,7 @@ func (t *trial) loadConfig() loadgen.Config {
 func (t *trial) measureWindow(ctx context.Context) {
 	w := window{from: t.spec.Load.Ramp.Duration, to: t.spec.workingEnd()}
 	read := func() (sink, link int64) {
-		st := t.lab.Server().SinkStats()
+		st := t.lab.SinkStats()
 		ls := t.lab.Link().Stats()
 		return st.BytesIn + st.BytesOut, int64(ls.Uplink.Bytes + ls.Downlink.Bytes)
 	}
@@ -188,7 +188,7 @@ func (t *trial) driveLink(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: link at %v: %w", t.cfg.Name, s.at, err)
 		}
-		st := t.lab.Server().SinkStats()
+		st := t.lab.SinkStats()
 		t.delivered = append(t.delivered, sinkMark{s.at, st.BytesIn + st.BytesOut})
 	}
 	<-ctx.Done()
@@ -263,9 +263,9 @@ func (c *container) up(ctx context.Context) error {
 		cfg.Heal = t.lab.Restart
 	}
 	if cfg.Evidence != nil {
-		cfg.Evidence.Probes, cfg.Evidence.Source = []middleware.LightProbe{t.lab.LightProbe()}, t.lab.Client()
+		cfg.Evidence.Probes, cfg.Evidence.Source = []middleware.LightProbe{t.lab.LightProbe()}, t.lab
 		if !t.cfg.Health.Evidence.NoDelivery {
-			cfg.Evidence.Delivery = t.lab.Client()
+			cfg.Evidence.Delivery = t.lab
 		}
 	}
 	if t.cfg.Health.Preset == "upstream" {
