@@ -44,6 +44,9 @@ type Tunnel interface {
 	SinkAddr() netip.AddrPort
 	SinkStats() sink.Stats
 	Stream(ctx context.Context, rate Rate) error
+	// Drop makes the server side drop the kinds of packet given without an
+	// answer (see Server.Drop).
+	Drop(kinds ...string) error
 
 	// Link is the shaped link the two sides' transport crosses.
 	Link() *Link
@@ -65,6 +68,10 @@ func (l *Lab) ReadCounters() (middleware.Counters, error) { return l.client.Read
 
 // SinkStats is what the server peer's sink received (see Server.SinkStats).
 func (l *Lab) SinkStats() sink.Stats { return l.server.SinkStats() }
+
+// Drop makes the server peer drop packets of those kinds (see
+// Server.Drop).
+func (l *Lab) Drop(kinds ...string) error { return l.server.Drop(kinds...) }
 
 // Stream sends a one-way UDP stream from the server peer to the client
 // (see Server.Stream).

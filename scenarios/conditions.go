@@ -13,9 +13,9 @@ import (
 // MatrixConditions are the built-in matrix of link conditions (`tunnelprobe
 // scenario --matrix`): the built-in suites' seven configurations, and
 // evidence-15s (evidence tolerating 15 s without an answer, to show what a
-// tolerance longer than a blip costs in detection), on eleven links, 1,000
-// connections each unless idle, the outage shapes spread over them. A pass
-// over all of them takes about 35 minutes.
+// tolerance longer than a blip costs in detection), on thirteen links,
+// 1,000 connections each unless idle, the outage shapes spread over them.
+// A pass over all of them takes about 42 minutes.
 //
 //   - default: the default suite's link (20 Mbit/s, 10 ms, 256 packets);
 //     a 10 s blip at 50 s, then a black hole of 190 s, long enough for
@@ -37,6 +37,9 @@ import (
 //     side into the tunnel all run long; the uplink down for 60 s;
 //   - keepalive: no load, the far side sending WireGuard keepalives every
 //     5 s on its own; the uplink down for 60 s;
+//   - quiet, quiet-idle: the default link, loaded and idle; from 50 s the
+//     far side drops ICMP (the light probe's target goes quiet) while the
+//     tunnel works; then a 60 s black hole;
 //   - mtu: the default link and load; from 110 s the link's MTU is 1280
 //     for 60 s, both ways: an MTU black hole, a path whose ICMP
 //     "fragmentation needed" is filtered. The light probe's small echoes,
@@ -67,10 +70,10 @@ func MatrixConditions() []Spec {
 		s := suite(name, total, 20*time.Second, 0, 0, conns)
 		s.Configs = append(s.Configs, tolerantEvidence(20*time.Second))
 		s.Link.Outages = outages
-		if change != nil {
-			change(&s)
-		}
 		expectEvidence(&s)
+		if change != nil {
+			change(&s) // after the bounds: a condition may change them
+		}
 		return s
 	}
 	return []Spec{
@@ -102,7 +105,38 @@ func MatrixConditions() []Spec {
 		condition("keepalive", 130*time.Second, []Window{oneWay(60*time.Second, 60*time.Second, OutageUp)}, func(s *Spec) {
 			s.Load.Conns, s.Link.ServerKeepalive = 0, D(5*time.Second)
 		}),
-		condition("mtu", 180*time.Second, []Window{{Start: D(110 * time.Second), Duration: D(60 * time.Second), MTU: 1280}}, nil),
+		condition("mtu", 180*time.Second, []Window{{Start: D(110 * time.Second), Duration: D(60 * time.Second), MTU: 1280}}, func(s *Spec) {
+			for i := range s.Configs {
+				if e := s.Configs[i].Expect; e != nil {
+					e.Detection = nil // its light probe is answered: it cannot detect the hole
+				}
+			}
+		}),
+		condition("quiet", 200*time.Second, []Window{hole(130*time.Second, 60*time.Second)}, quietTarget(0)),
+		condition("quiet-idle", 200*time.Second, []Window{hole(130*time.Second, 60*time.Second)}, quietTarget(1)),
+	}
+}
+
+// quietTarget makes a condition's far side drop ICMP from 50 s to the end
+// while the tunnel works: the light probe's target goes quiet. Loaded, the
+// users' delivery proves the tunnel alive: no restart; idle (restarts:
+// one), nothing but the probe could, and its silence restarts the tunnel
+// once, after which the probe decides nothing until it answers the new
+// tunnel and the active check decides. The outage after that is detected
+// by the active check, within 30 s: slower than the probe's window, and
+// the status says why.
+func quietTarget(restarts int) func(*Spec) {
+	return func(s *Spec) {
+		s.Link.Drop = []DropWindow{{Kind: harness.DropICMP, Start: D(50 * time.Second)}}
+		if restarts > 0 {
+			s.Load.Conns = 0
+		}
+		for i := range s.Configs {
+			if c := &s.Configs[i]; c.Expect != nil {
+				heals := 0
+				c.Expect = &Expect{FalseRestarts: &restarts, FalseHeals: &heals, Detection: &Duration{30 * time.Second}}
+			}
+		}
 	}
 }
 

@@ -164,3 +164,36 @@ func TestTrialHoldsItsAddress(t *testing.T) {
 		t.Fatalf("%s was free before the health server came up", tr.addr)
 	}
 }
+
+// A probe target that goes quiet while the tunnel works (the far side
+// drops ICMP) restarts nothing while the users' flows deliver: their data,
+// acknowledged by the far end, passes the checks the light probe no longer
+// can.
+func TestRunQuietTargetUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 12 s")
+	}
+	spec := shortSpec("quiet", 1, 12*time.Second, 256, nil, LoadSpec{Conns: 20, Ramp: D(time.Second)},
+		ConfigSpec{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(time.Second)})
+	spec.Link.Drop = []DropWindow{{Kind: harness.DropICMP, Start: D(3 * time.Second)}}
+	rep, err := Run(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := rep.Configs["evidence"]
+	if ev.FalseRestarts != 0 || len(ev.Timeline.Restarts) != 0 {
+		t.Errorf("restarts %v with the target quiet and the tunnel working", ev.Timeline.Restarts)
+	}
+	byDelivery := 0
+	for _, c := range ev.Timeline.Checks {
+		if c.At > 7 && c.Passed && c.DecidedBy == "delivery" {
+			byDelivery++
+		}
+		if c.At > 7 && !c.Passed {
+			t.Errorf("a check failed at %.1fs", float64(c.At))
+		}
+	}
+	if byDelivery == 0 {
+		t.Error("no check passed on delivery once the probe's target went quiet")
+	}
+}

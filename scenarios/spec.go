@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
@@ -67,10 +68,41 @@ type LinkSpec struct {
 	// Outages are windows in which the link drops everything, in both
 	// directions or, with Direction, in one.
 	Outages []Window `json:"outages,omitempty"`
+	// Drop lists windows in which the far side drops one kind of packet
+	// without an answer while the link works: a probe target that goes
+	// quiet (a server that filters ICMP, a provider that blocks the
+	// resolver). The link counts as working meanwhile: a restart then is a
+	// false one.
+	Drop []DropWindow `json:"drop,omitempty"`
 	// ServerKeepalive, when set, makes the far side (the server peer)
 	// send WireGuard keepalives on its own at this interval, whether or
 	// not it hears the client, as a peer with PersistentKeepalive does.
 	ServerKeepalive Duration `json:"server_keepalive,omitempty"`
+}
+
+// DropWindow is a window in which the far side drops every packet of Kind
+// (harness.DropICMP "icmp", DropDNS "dns", DropTCP "tcp") that reaches it,
+// from Start for Duration, or to the end of the run without one.
+type DropWindow struct {
+	Kind     string   `json:"kind"`
+	Start    Duration `json:"start"`
+	Duration Duration `json:"duration,omitempty"`
+}
+
+// holds reports whether w drops at time at.
+func (w DropWindow) holds(at time.Duration) bool {
+	return at >= w.Start.Duration && (w.Duration.Duration == 0 || at < w.Start.Duration+w.Duration.Duration)
+}
+
+// dropsAt returns the kinds the far side drops at time at.
+func (l LinkSpec) dropsAt(at time.Duration) []string {
+	var kinds []string
+	for _, w := range l.Drop {
+		if w.holds(at) && !slices.Contains(kinds, w.Kind) {
+			kinds = append(kinds, w.Kind)
+		}
+	}
+	return kinds
 }
 
 // LinkChange sets the fields it names at At; nil fields stay as they were.

@@ -94,6 +94,18 @@ func (s Spec) validateLink(errs *specErrors) {
 		}
 		w.validateMTU(path, errs)
 	}
+	if len(s.Link.Drop) > MaxOutages {
+		errs.bad("link.drop", "%d windows, more than the %d a spec may have", len(s.Link.Drop), MaxOutages)
+	}
+	for i, w := range s.Link.Drop {
+		path := fmt.Sprintf("link.drop[%d]", i)
+		if _, err := harness.ParseDropKind(w.Kind); err != nil {
+			errs.bad(path+".kind", "%v", err)
+		}
+		if w.Start.Duration < 0 || w.Duration.Duration < 0 || w.Start.Duration+w.Duration.Duration > s.Duration.Duration {
+			errs.bad(path, "must lie within the run")
+		}
+	}
 	if k := s.Link.ServerKeepalive.Duration; k < 0 || k%time.Second != 0 || k > time.Hour {
 		errs.bad("link.server_keepalive", "%v is not a whole number of seconds up to an hour", k)
 	}

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"slices"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
@@ -95,11 +94,7 @@ func expectEvidence(s *Spec) {
 	for i := range s.Configs {
 		if s.Configs[i].Name == "evidence" {
 			none := 0
-			e := &Expect{FalseRestarts: &none, FalseHeals: &none, Detection: &Duration{10 * time.Second}}
-			if slices.ContainsFunc(s.Link.Outages, func(w Window) bool { return w.MTU > 0 }) {
-				e.Detection = nil
-			}
-			s.Configs[i].Expect = e
+			s.Configs[i].Expect = &Expect{FalseRestarts: &none, FalseHeals: &none, Detection: &Duration{10 * time.Second}}
 		}
 	}
 }

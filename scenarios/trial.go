@@ -176,6 +176,14 @@ func (t *trial) driveLink(ctx context.Context) error {
 			step{w.Start.Duration, func(s *harness.Settings) { w.apply(s, true) }},
 			step{w.End(), func(s *harness.Settings) { w.apply(s, false) }})
 	}
+	for _, w := range t.spec.Link.Drop {
+		// The far side's filter follows from every window at once: the
+		// steps only say when to look again.
+		steps = append(steps, step{w.Start.Duration, func(*harness.Settings) {}})
+		if w.Duration.Duration > 0 {
+			steps = append(steps, step{w.Start.Duration + w.Duration.Duration, func(*harness.Settings) {}})
+		}
+	}
 	// Stable: a change and an outage at the same time apply in spec order.
 	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.at, b.at) })
 	for _, s := range steps {
@@ -187,6 +195,11 @@ func (t *trial) driveLink(ctx context.Context) error {
 		err := t.lab.Link().Update(func(set *harness.Settings) { s.apply(set); set.MTU = t.spec.Link.mtuAt(s.at) })
 		if err != nil {
 			return fmt.Errorf("%s: link at %v: %w", t.cfg.Name, s.at, err)
+		}
+		if len(t.spec.Link.Drop) > 0 {
+			if err := t.lab.Drop(t.spec.Link.dropsAt(s.at)...); err != nil {
+				return fmt.Errorf("%s: far side at %v: %w", t.cfg.Name, s.at, err)
+			}
 		}
 		st := t.lab.SinkStats()
 		t.delivered = append(t.delivered, sinkMark{s.at, st.BytesIn + st.BytesOut})

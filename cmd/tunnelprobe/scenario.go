@@ -23,7 +23,7 @@ which restarts a working tunnel for nothing, and which detects a dead one
 fastest? Each runs on its own in-process lab (WireGuard over a shaped link),
 all on the same link and load, probed by a kubelet-faithful prober; the
 default suite takes about six minutes. With --matrix (every built-in link
-condition, ~32 min a pass) or --repeat N, the rates over every run, 95%.
+condition, ~42 min a pass) or --repeat N, the rates over every run, 95%.
 `
 
 // runScenario and runMatrix are scenarios.Run and matrix.Run, unless a test
