@@ -116,11 +116,3 @@ func (d *deliveryProof) decide(now time.Time) verdict {
 	return verdict{ok: true, proof: ProofDelivery, text: fmt.Sprintf("delivery: %d TCP connection(s) through the tunnel had data acknowledged by the far end %v ago",
 		d.flows, roundSeconds(now.Sub(d.progressAt)))}
 }
-
-// stats returns when connections last made progress and how many, and
-// the last reading's error.
-func (d *deliveryProof) stats() (at time.Time, flows int, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.progressAt, d.flows, d.err
-}
