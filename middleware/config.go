@@ -22,9 +22,10 @@ const (
 	// calls made by an orchestrator's probe.
 	ModeProbe
 	// ModeAuto: the loop stands down while /check/ calls record a result at
-	// least once per period and takes over again, heal included, after two
-	// periods without one; a call whose check was abandoned or cut short
-	// (see Monitor.Probe) drives nothing.
+	// least once per period and takes over again after two periods without
+	// one; a call whose check was abandoned or cut short (see
+	// Monitor.Probe) drives nothing. The heal stays the loop's, on the state
+	// whoever drove recorded.
 	ModeAuto
 )
 

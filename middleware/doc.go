@@ -26,11 +26,11 @@
 //     state is unhealthy. /check/ still runs checks on demand.
 //   - [ModeProbe]: no loop, no heal; the state comes from /check/ calls.
 //   - [ModeAuto]: the loop stands down while /check/ calls record a result
-//     at least once per Period and takes over, heal included, after two
-//     periods without one. A call whose check did not run to a result (its
-//     caller left, or gave it less than the check timeout) counts for
-//     nothing, so no request can keep the state from going stale or hold
-//     back a heal.
+//     at least once per Period and takes over after two periods without
+//     one. A call whose check did not run to a result (its caller left, or
+//     gave it less than the check timeout) counts for nothing, so no
+//     request can keep the state from going stale; and the heal stays the
+//     loop's, on the state the calls recorded, so none can hold one back.
 //
 // Loop and probe results feed one state ([Snapshot]), so there is only ever
 // one effective loop and nothing drifts out of phase. Package

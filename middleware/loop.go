@@ -47,8 +47,9 @@ func (l *loop) run(ctx context.Context) {
 			if until, driving := l.m.probesDriving(); driving {
 				// Probes drive the checks: checking here as well would run
 				// two loops out of phase. Look again when they would have
-				// gone quiet for two periods.
-				if !l.sleepUntil(ctx, until, l.cfg.timeoutFor(l.failures)) {
+				// gone quiet for two periods; heal meanwhile on the state
+				// they record.
+				if !l.standDown(ctx, until) {
 					return
 				}
 				continue
@@ -114,4 +115,44 @@ func (l *loop) sleepUntil(ctx context.Context, t time.Time, timeout time.Duratio
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// standDown waits while /check/ calls drive the checks (ModeAuto): until
+// they would have gone quiet (until), the running heal ends or ctx ends.
+// The heal stays the loop's: an unhealthy state the calls recorded is
+// healed on the loop's schedule, so that no caller, whose checks record
+// their results whatever they find, can hold a heal back. For that it also
+// wakes when the state changes and when a heal falls due. It reports
+// whether ctx is still alive.
+func (l *loop) standDown(ctx context.Context, until time.Time) bool {
+	if l.pollHeal() {
+		return !ctxend.Ended(ctx)
+	}
+	l.m.owe(until.Add(l.cfg.timeoutFor(l.failures)))
+	// Taken before the heal's look at the state (and after owe, which
+	// wakes waiters): a record in between wakes this wait.
+	_, changed := l.m.current()
+	l.maybeHeal(ctx)
+	wake := until
+	if l.healing == nil && l.cfg.Heal != nil && l.m.Snapshot().Status == StatusUnhealthy {
+		wake = minTime(wake, l.nextHeal)
+	}
+	d := wake.Sub(l.clock.Now())
+	if d <= 0 {
+		return !ctxend.Ended(ctx)
+	}
+	timer := l.clock.NewTimer(d)
+	defer timer.Stop()
+	if l.m.sleeping != nil {
+		l.m.sleeping(wake)
+	}
+	select {
+	case <-timer.Chan():
+	case <-changed:
+	case e := <-l.healDone():
+		l.finishHeal(e)
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }

@@ -380,12 +380,7 @@ func (r *rig) noCall() {
 }
 
 func TestAutoModeHandsOverInBothDirections(t *testing.T) {
-	cfg := middleware.Config{
-		Mode:        middleware.ModeAuto,
-		Period:      5 * time.Second,
-		Heal:        func(context.Context) error { return nil },
-		HealBackoff: middleware.HealBackoff{Initial: time.Second, Step: time.Second},
-	}
+	cfg := middleware.Config{Mode: middleware.ModeAuto, Period: 5 * time.Second}
 	r := newRig(t, cfg, func(int) error { return errDown })
 	r.run()
 	t0 := epoch
@@ -395,8 +390,7 @@ func TestAutoModeHandsOverInBothDirections(t *testing.T) {
 	retry := r.nextSleep()
 
 	// A probe arrives: from the loop's next turn on it stands down until
-	// two periods after the last probe, and does not heal although the
-	// state is unhealthy and a heal is due.
+	// two periods after the last probe.
 	r.m.Probe(context.Background())
 	r.wantCall(middleware.SourceProbe, t0)
 	r.advanceTo(retry)
@@ -406,25 +400,48 @@ func TestAutoModeHandsOverInBothDirections(t *testing.T) {
 	r.advanceTo(t0.Add(6 * time.Second))
 	r.m.Probe(context.Background()) // probes keep coming once a period
 	r.wantCall(middleware.SourceProbe, t0.Add(6*time.Second))
-	r.advanceTo(t0.Add(10 * time.Second))
 	if until := r.nextSleep(); !until.Equal(t0.Add(16 * time.Second)) {
 		t.Fatalf("loop stands down until %v, want 16s", until.Sub(epoch))
 	}
+	r.advanceTo(t0.Add(10 * time.Second))
 	r.noCall()
-	r.noHeal()
 
-	// Probes stop: two periods after the last one the loop takes over
-	// again, heal included.
+	// Probes stop: two periods after the last one the loop takes over.
 	r.advanceTo(t0.Add(16 * time.Second))
 	r.wantCall(middleware.SourceLoop, t0.Add(16*time.Second))
+}
+
+// Callers whose checks record their failures drive the checks in ModeAuto,
+// but the heal stays on the loop's schedule: a client that calls /check/
+// in a loop against a dead tunnel holds no heal back.
+func TestAutoModeCallersCannotHoldBackAHeal(t *testing.T) {
+	cfg := middleware.Config{
+		Mode:        middleware.ModeAuto,
+		Period:      5 * time.Second,
+		Heal:        func(context.Context) error { return nil },
+		HealBackoff: middleware.HealBackoff{Initial: 3 * time.Second, Step: time.Second},
+	}
+	r := newRig(t, cfg, func(int) error { return errDown })
+	r.run()
+	t0 := epoch
+	r.wantCall(middleware.SourceLoop, t0) // unhealthy from t0: a heal is due at 3s
+	retry := r.nextSleep()
+	r.m.Probe(context.Background())
+	r.wantCall(middleware.SourceProbe, t0)
+	r.advanceTo(retry)
+	if until := r.nextSleep(); !until.Equal(t0.Add(3 * time.Second)) {
+		t.Fatalf("loop stands down until %v, want the heal's time, 3s", until.Sub(epoch))
+	}
+	r.advanceTo(t0.Add(3 * time.Second))
 	select {
 	case e := <-r.heals:
-		if !e.Time.Equal(t0.Add(16 * time.Second)) {
-			t.Errorf("heal at %v, want 16s", e.Time.Sub(epoch))
+		if !e.Time.Equal(t0.Add(3 * time.Second)) {
+			t.Errorf("heal at %v, want 3s", e.Time.Sub(epoch))
 		}
 	case <-time.After(hangGuard):
-		t.Fatal("the loop took over without healing")
+		t.Fatal("no heal while callers' checks recorded the tunnel down")
 	}
+	r.noCall() // the callers still drive the checks
 }
 
 func TestProbeModeRunsNoLoop(t *testing.T) {
