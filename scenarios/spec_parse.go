@@ -153,8 +153,13 @@ func missingFields(js []byte, s Spec) specErrors {
 // refused rather than dropped without a word.
 func yamlToJSON(data []byte) ([]byte, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var node yaml.Node
+	if err := dec.Decode(&node); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	yaml11Bools(&node)
 	var doc any
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+	if err := node.Decode(&doc); err != nil {
 		return nil, err
 	}
 	n := 1
@@ -173,6 +178,26 @@ func yamlToJSON(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%d YAML documents, want one", n)
 	}
 	return json.Marshal(jsonValue(doc))
+}
+
+// yaml11Bools reads the plain (unquoted) scalars yes, no, on and off, in
+// any of YAML 1.1's three cases, as booleans, as Kubernetes' YAML and
+// every spec written for it do (heal: yes); YAML 1.2, which the decoder
+// follows, reads them as text, which a boolean field would refuse. Quoted,
+// they stay text. Aliases are not followed: their anchors are walked
+// where they stand.
+func yaml11Bools(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Style == 0 && n.Tag == "!!str" {
+		switch n.Value {
+		case "yes", "Yes", "YES", "on", "On", "ON":
+			n.Tag, n.Value = "!!bool", "true"
+		case "no", "No", "NO", "off", "Off", "OFF":
+			n.Tag, n.Value = "!!bool", "false"
+		}
+	}
+	for _, c := range n.Content {
+		yaml11Bools(c)
+	}
 }
 
 // jsonValue returns v, as the YAML decoder made it, in the shapes JSON

@@ -408,3 +408,39 @@ func TestParseRefusesAKeyGivenTwice(t *testing.T) {
 		t.Errorf("a key twice: %v", err)
 	}
 }
+
+// A YAML syntax error names the line it was found on, as it did when specs
+// were read through sigs.k8s.io/yaml.
+func TestParseYAMLSyntaxErrorNamesItsLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"name: x\nlink:\n  rate: [\n", "spec: yaml: line 3: did not find expected node content"},
+		{"name: x\n  bad: indent\n", "spec: yaml: line 2: mapping values are not allowed in this context"},
+	} {
+		if _, err := Parse([]byte(tc.in)); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// yes, no, on and off read as booleans where they stand unquoted, as in the
+// YAML 1.1 that Kubernetes' YAML reads and specs were first read with;
+// quoted they stay text, which a boolean refuses by its field's name.
+func TestParseReadsYAML11Booleans(t *testing.T) {
+	for _, tc := range []struct {
+		word string
+		want bool
+	}{{"yes", true}, {"On", true}, {"NO", false}, {"off", false}} {
+		in := strings.Replace(specYAML, "blip: true", "blip: "+tc.word, 1)
+		s, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatalf("blip: %s: %v", tc.word, err)
+		}
+		if got := s.Link.Outages[1].Blip; got != tc.want {
+			t.Errorf("blip: %s read as %v", tc.word, got)
+		}
+	}
+	quoted := strings.Replace(specYAML, "blip: true", `blip: "yes"`, 1)
+	if _, err := Parse([]byte(quoted)); err == nil || !strings.Contains(err.Error(), "link.outages[1].blip") {
+		t.Errorf(`blip: "yes": %v, want a refusal naming link.outages[1].blip`, err)
+	}
+}
