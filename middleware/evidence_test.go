@@ -365,3 +365,57 @@ func TestSeveralLightProbesAnyAnswerIsProof(t *testing.T) {
 		t.Errorf("both silent: %d %q, want a failure", code, body)
 	}
 }
+
+// A light probe whose target never answers decides nothing: while the
+// tunnel works the status says the probe proves nothing; once the active
+// check fails it says why that took longer than the probe's window.
+func TestQuietLightProbeSaysWhyTheActiveCheckDecided(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	var up atomic.Bool
+	up.Store(true)
+	ended := make(chan struct{}, 64)
+	ev := middleware.Evidence{Interval: 500 * time.Millisecond, FullCheckPeriod: -1, Probes: []middleware.LightProbe{
+		{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error {
+			return errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
+		})},
+	}}
+	mon, err := middleware.New(check.Func(func(context.Context) error {
+		if up.Load() {
+			return nil
+		}
+		return errors.New("tls: connection refused")
+	}), middleware.Config{
+		Mode: middleware.ModeProbe, Clock: clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
+		Observer: middleware.ObserverFuncs{OnLightProbe: func(middleware.LightProbeResult) { ended <- struct{}{} }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	defer func() { stop(); <-done }()
+	for range 8 {
+		select {
+		case <-ended:
+		case <-time.After(hangGuard):
+			t.Fatal("a light probe did not end")
+		}
+		clock.Advance(ev.Interval)
+	}
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		mon.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := get("/check/"); code != http.StatusOK ||
+		!strings.Contains(body, "light probe silent while the tunnel works (the last check passed on active): icmp 9.9.9.9 proves nothing now") {
+		t.Errorf("quiet target, working tunnel: %d %q", code, body)
+	}
+	up.Store(false)
+	code, body := get("/check/")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") ||
+		!strings.Contains(body, "light probe icmp 9.9.9.9 silent, which decides nothing: the active check decided, which takes up to its 9s timeout where a target that answers fails a dead tunnel within the 3s window") {
+		t.Errorf("quiet target, dead tunnel: %d %q, want the active check's failure and why it decided", code, body)
+	}
+}

@@ -142,6 +142,12 @@ func (m *Monitor) warnSilentProbes(rep *reply, s Snapshot) {
 	case s.Last != nil && s.Last.Passed() && s.Last.Proof != ProofLightProbe:
 		rep.warn(silentProbeName, fmt.Sprintf("light probe silent while the tunnel works (the last check passed on %s): %s proves nothing now",
 			s.Last.DecidedBy(), strings.Join(silent, ", ")))
+	case s.Last != nil && s.Last.Proof == "":
+		// A quiet target decides nothing: the active check found this
+		// failure, later than a probe that answers would have.
+		rep.warn(silentProbeName, fmt.Sprintf("light probe %s silent, which decides nothing: the active check decided, "+
+			"which takes up to its %v timeout where a target that answers fails a dead tunnel within the %v window",
+			strings.Join(silent, ", "), m.cfg.Timeouts[0], m.evidence.cfg.Window))
 	}
 }
 
