@@ -433,3 +433,60 @@ func TestCountersReadable(t *testing.T) {
 	}
 	want("1")
 }
+
+// A check that delivered data decided is counted under proof="delivery",
+// and a light probe whose target never answered reads as silent.
+func TestDeliveryDecisionAndSilentProbe(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(time.Unix(1_700_000_000, 0))
+	reads := make(chan struct{}, 64)
+	var acked atomic.Uint64
+	ev := middleware.Evidence{
+		Interval: 500 * time.Millisecond, FullCheckPeriod: -1,
+		Delivery: middleware.DeliverySourceFunc(func() (middleware.Delivery, error) {
+			defer func() { reads <- struct{}{} }()
+			return middleware.Delivery{1: acked.Add(1000)}, nil
+		}),
+		Probes: []middleware.LightProbe{{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error {
+			return errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
+		})}},
+	}
+	reg, _, mon := setup(t, check.Func(func(context.Context) error { return errors.New("the active check ran") }),
+		middleware.Config{Mode: middleware.ModeProbe, Clock: clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second}}, nil)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	defer func() { stop(); <-done }()
+	for i := range 2 { // two readings of the same socket, its count advanced
+		select {
+		case <-reads:
+		case <-time.After(hangGuard):
+			t.Fatalf("reading %d of the delivery did not come", i+1)
+		}
+		if i == 0 {
+			clock.BlockUntilContext(ctx, 2) // the delivery's and the probe's timers
+			clock.Advance(time.Second)
+		}
+	}
+	if r := mon.Probe(ctx); !r.Passed() || r.Proof != middleware.ProofDelivery {
+		t.Fatalf("check: %v decided by %q, want a pass on delivery", r.Err, r.Proof)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP tunnelprobe_evidence_decisions_total Checks that evidence decided without an active check, by source, proof (light-probe, delivery, counters, full-check) and result.
+# TYPE tunnelprobe_evidence_decisions_total counter
+tunnelprobe_evidence_decisions_total{proof="counters",result="fail",source="loop"} 0
+tunnelprobe_evidence_decisions_total{proof="counters",result="fail",source="probe"} 0
+tunnelprobe_evidence_decisions_total{proof="delivery",result="pass",source="loop"} 0
+tunnelprobe_evidence_decisions_total{proof="delivery",result="pass",source="probe"} 1
+tunnelprobe_evidence_decisions_total{proof="full-check",result="fail",source="loop"} 0
+tunnelprobe_evidence_decisions_total{proof="full-check",result="fail",source="probe"} 0
+tunnelprobe_evidence_decisions_total{proof="light-probe",result="fail",source="loop"} 0
+tunnelprobe_evidence_decisions_total{proof="light-probe",result="fail",source="probe"} 0
+tunnelprobe_evidence_decisions_total{proof="light-probe",result="pass",source="loop"} 0
+tunnelprobe_evidence_decisions_total{proof="light-probe",result="pass",source="probe"} 0
+# HELP tunnelprobe_light_probe_silent 1 while a light probe's target has not answered for a window (or since the tunnel's last restart): with the state healthy, a target silent while the tunnel works.
+# TYPE tunnelprobe_light_probe_silent gauge
+tunnelprobe_light_probe_silent{kind="icmp",target="9.9.9.9"} 1
+`), "tunnelprobe_evidence_decisions_total", "tunnelprobe_light_probe_silent"); err != nil {
+		t.Error(err)
+	}
+}
