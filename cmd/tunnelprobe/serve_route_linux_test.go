@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -226,6 +227,11 @@ func TestServeDeliveryProvesTheTunnel(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(out, "TCP connection(s) through the tunnel had data acknowledged") {
 		t.Fatalf("a flow through the tunnel, the probe dropped: %d %s %q", code, by, out)
 	}
+	// A download through the tunnel: the far side keeps sending, and
+	// after the cut keeps retransmitting into the near side, which
+	// proves nothing.
+	f.farSource(t, ":9001")
+	f.download(t, "10.77.0.1", "10.77.0.2:9001")
 	// The uplink is cut: nothing the near side sends leaves it.
 	cmd := exec.Command("ip", "netns", "exec", f.near, "tc", "qdisc", "add", "dev", "vnear", "root", "pfifo", "limit", "0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -246,6 +252,43 @@ func TestServeDeliveryProvesTheTunnel(t *testing.T) {
 func (f farSide) farSink(t *testing.T, addr string) {
 	t.Helper()
 	f.serveFar(t, addr, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+}
+
+// farSource accepts TCP connections on the far side at addr and writes to
+// them a little at a time, as a server of a download does, until the test
+// ends or the connection fails.
+func (f farSide) farSource(t *testing.T, addr string) {
+	t.Helper()
+	f.serveFar(t, addr, func(c net.Conn) {
+		buf := make([]byte, 16<<10)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for range tick.C {
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write(buf); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				return
+			}
+		}
+	})
+}
+
+// download opens, in the near namespace, a connection from local to
+// remote and reads what comes, as a user's download does, until the test
+// ends.
+func (f farSide) download(t *testing.T, local, remote string) {
+	t.Helper()
+	var c net.Conn
+	var err error
+	netnstest.Run(t, f.near, func() {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err = d.Dial("tcp", remote)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = io.Copy(io.Discard, c) })
+	t.Cleanup(func() { c.Close(); wg.Wait() })
 }
 
 // flow opens, in the near namespace, a connection from local to remote and
