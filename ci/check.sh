@@ -35,8 +35,12 @@ echo "ok"
 
 section "go test -race ./..."
 # CI runs on a machine whose build cache may be warm: a cached pass of the
-# container or scenario tests would prove nothing, so every test runs.
-export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"
+# container or scenario tests would prove nothing, so every test runs. The
+# scenarios package holds the container suite (about 9 minutes with the
+# image's build) beside the in-process runs: go test's default bound of 10
+# minutes a package would cut it short, and the suite stops by itself 12
+# minutes in, in time for its cleanups.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1 -timeout=30m"
 go test -race ./...
 
 section "README blocks (go run ./ci/readme)"
