@@ -40,6 +40,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 const deployDir = "../../deploy"
@@ -784,6 +785,9 @@ func TestComposeFile(t *testing.T) {
 	if pf.Docker || pf.Count != 1 || pf.Kubelet.FailureThreshold != 1 {
 		t.Errorf("the healthcheck must make one probe that fails on one failure; Docker counts the retries")
 	}
+	if pf.Kubelet.Type != prober.Readiness {
+		t.Errorf("the healthcheck probes --type %s: a healthcheck restarts nothing, as a readiness probe, whose log never says it would", pf.Kubelet.Type)
+	}
 
 	// The trap: the healthcheck runs in the health container and reads its
 	// TUNNELPROBE_* variables, meant for serve. They must not change it.
@@ -825,13 +829,16 @@ func TestComposeFile(t *testing.T) {
 
 	// Semantics: exit 0 while the tunnel works, 1 once it does not; the
 	// check's target and the light probe's stand for the tunnel.
+	// Its output, which Docker keeps as the health log, says what the
+	// healthcheck found and never that anything would restart.
 	for _, tc := range []struct {
-		name   string
-		target string
-		code   int
+		name    string
+		target  string
+		code    int
+		verdict string
 	}{
-		{"working", listeningTarget(t), 0},
-		{"dead", testnet.RefusedAddr(t), 1},
+		{"working", listeningTarget(t), 0, "verdict: ready after 1 probe(s)"},
+		{"dead", testnet.RefusedAddr(t), 1, "verdict: not ready at the end"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -850,6 +857,9 @@ func TestComposeFile(t *testing.T) {
 			code := probeCommand(context.Background(), args, envMap(health.Environment), &stdout, &stderr)
 			if code != tc.code {
 				t.Errorf("healthcheck exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, tc.code, &stdout, &stderr)
+			}
+			if out := stdout.String(); !strings.Contains(out, tc.verdict+"\n") || strings.Contains(out, "restart") {
+				t.Errorf("the healthcheck's log:\n%s\nwant %q and no restart: nothing restarts on it", out, tc.verdict)
 			}
 		})
 	}
