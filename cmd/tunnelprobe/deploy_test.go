@@ -649,7 +649,7 @@ func checkVPNClient(t *testing.T, env map[string]string, supplied func(name stri
 	}
 	for _, name := range want.user {
 		if _, ok := env[name]; !ok {
-			t.Errorf("no %s: the VPN client does not start without it", name)
+			t.Errorf("no %s, which the VPN client's custom provider takes for %s", name, vpnType)
 		} else if !supplied(name) {
 			t.Errorf("%s is %q: want a %s... placeholder or a secret, the user's", name, env[name], placeholder)
 		}
