@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +41,7 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 const deployDir = "../../deploy"
@@ -441,29 +443,63 @@ func checkContainer(t *testing.T, c corev1.Container, podIP string, indexed bool
 	}
 }
 
-// TestVPNDeploymentProbes starts serve with the sidecar's own flags and
-// environment and sends it what the kubelet and Prometheus would.
-func TestVPNDeploymentProbes(t *testing.T) {
-	t.Parallel()
-	m := loadManifests(t)
-	var tmpl *corev1.PodTemplateSpec
+// vpnDeployments returns the Deployments named vpn by the VPN type their
+// VPN container's VPN_TYPE names: one file a type, the same Deployment.
+func vpnDeployments(t *testing.T, m *manifests) map[string]*appsv1.Deployment {
+	t.Helper()
+	out := map[string]*appsv1.Deployment{}
 	for _, d := range m.deployments {
-		if d.Name == "vpn" {
-			tmpl = &d.Spec.Template
+		if d.Name != "vpn" {
+			continue
 		}
+		_, vpn := vpnPod(t, &d.Spec.Template)
+		vpnType := containerEnv(t, *vpn, testPodIP, false, 0)["VPN_TYPE"]
+		if out[vpnType] != nil {
+			t.Errorf("two Deployments vpn with VPN_TYPE %q", vpnType)
+		}
+		out[vpnType] = d
 	}
-	if tmpl == nil {
+	if len(out) == 0 {
 		t.Fatal("no Deployment vpn")
 	}
-	var sidecar *corev1.Container
+	return out
+}
+
+// vpnPod returns the serve sidecar and the VPN container (named vpn) of
+// the pod tmpl, or fails t.
+func vpnPod(t *testing.T, tmpl *corev1.PodTemplateSpec) (sidecar, vpn *corev1.Container) {
+	t.Helper()
 	for i, c := range tmpl.Spec.InitContainers {
 		if isTunnelprobe(c) && len(c.Args) > 0 && c.Args[0] == "serve" {
 			sidecar = &tmpl.Spec.InitContainers[i]
 		}
 	}
-	if sidecar == nil {
-		t.Fatal("no serve sidecar among the init containers")
+	for i, c := range tmpl.Spec.Containers {
+		if c.Name == "vpn" {
+			vpn = &tmpl.Spec.Containers[i]
+		}
 	}
+	if sidecar == nil || vpn == nil {
+		t.Fatalf("serve sidecar %v, VPN container %v: want both", sidecar != nil, vpn != nil)
+	}
+	return sidecar, vpn
+}
+
+// TestVPNDeploymentProbes starts serve with the sidecar's own flags and
+// environment and sends it what the kubelet and Prometheus would, for each
+// VPN type's Deployment.
+func TestVPNDeploymentProbes(t *testing.T) {
+	t.Parallel()
+	for vpnType, d := range vpnDeployments(t, loadManifests(t)) {
+		t.Run(vpnType, func(t *testing.T) {
+			t.Parallel()
+			checkVPNDeploymentProbes(t, &d.Spec.Template)
+		})
+	}
+}
+
+func checkVPNDeploymentProbes(t *testing.T, tmpl *corev1.PodTemplateSpec) {
+	sidecar, _ := vpnPod(t, tmpl)
 	if sidecar.RestartPolicy == nil || *sidecar.RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Error("the sidecar is not a native sidecar (restartPolicy: Always)")
 	}
@@ -569,6 +605,186 @@ func checkProbe(t *testing.T, s *runningCommand, f *serveflags.Flags, port int, 
 	} else if code != http.StatusOK && code != http.StatusServiceUnavailable {
 		t.Errorf("GET %s: %d %q", g.Path, code, body)
 	}
+}
+
+// vpnClientVars are the variables the upstream VPN client's custom provider
+// needs, by VPN_TYPE (gluetun's setup/providers/custom.md, and its settings
+// in internal/configuration/settings): fixed values, and values only the
+// user has. Before gluetun v3.39 the endpoint's were VPN_ENDPOINT_IP and
+// VPN_ENDPOINT_PORT, which it still reads, with a warning. OpenVPN's user
+// and password are for a server that asks for them; the files give them
+// all the same. Its configuration file (OPENVPN_CUSTOM_CONFIG) is checked
+// where it is mounted.
+var vpnClientVars = map[string]struct {
+	prefix string // the variables of this type alone begin so
+	fixed  map[string]string
+	user   []string
+}{
+	"wireguard": {"WIREGUARD_", map[string]string{"VPN_SERVICE_PROVIDER": "custom", "VPN_TYPE": "wireguard"},
+		[]string{"WIREGUARD_PRIVATE_KEY", "WIREGUARD_ADDRESSES", "WIREGUARD_PUBLIC_KEY", "WIREGUARD_ENDPOINT_IP", "WIREGUARD_ENDPOINT_PORT"}},
+	"openvpn": {"OPENVPN_", map[string]string{"VPN_SERVICE_PROVIDER": "custom", "VPN_TYPE": "openvpn", "OPENVPN_CUSTOM_CONFIG": ""},
+		[]string{"OPENVPN_USER", "OPENVPN_PASSWORD"}},
+}
+
+// placeholder begins the values a user must replace in a deploy file.
+const placeholder = "REPLACE-WITH-"
+
+// checkVPNClient checks the VPN client's environment env: every variable
+// its custom provider needs for its VPN_TYPE (a fixed value "" is any but
+// empty), each value only the user has supplied (a placeholder, or a
+// secret kept out of the file), none of the other type's, and one healer:
+// its own restarts off. supplied tells whether the named variable's value
+// is a placeholder or a secret.
+func checkVPNClient(t *testing.T, env map[string]string, supplied func(name string) bool) {
+	t.Helper()
+	vpnType := env["VPN_TYPE"]
+	want, ok := vpnClientVars[vpnType]
+	if !ok {
+		t.Fatalf("VPN_TYPE %q: want wireguard or openvpn", vpnType)
+	}
+	for name, v := range want.fixed {
+		if got, ok := env[name]; !ok || got == "" || (v != "" && got != v) {
+			t.Errorf("%s is %q, want %q: the VPN client does not start without it", name, got, cmp.Or(v, "a value"))
+		}
+	}
+	for _, name := range want.user {
+		if _, ok := env[name]; !ok {
+			t.Errorf("no %s, which the VPN client's custom provider takes for %s", name, vpnType)
+		} else if !supplied(name) {
+			t.Errorf("%s is %q: want a %s... placeholder or a secret, the user's", name, env[name], placeholder)
+		}
+	}
+	for name := range env {
+		for other, o := range vpnClientVars {
+			if other != vpnType && strings.HasPrefix(name, o.prefix) {
+				t.Errorf("%s is for %s, not %s", name, other, vpnType)
+			}
+		}
+	}
+	if env["HEALTH_RESTART_VPN"] != "off" {
+		t.Errorf("HEALTH_RESTART_VPN %q: the VPN client's own health loop would restart the tunnel beside the one healer; want off", env["HEALTH_RESTART_VPN"])
+	}
+}
+
+// TestVPNDeploymentClient checks the VPN client's settings in each VPN
+// type's Deployment (see checkVPNClient), that its firewall lets the
+// kubelet's probes and the scrapes in on the sidecar's port, that
+// OpenVPN's configuration is mounted where OPENVPN_CUSTOM_CONFIG points,
+// and that the Deployments differ in nothing else.
+func TestVPNDeploymentClient(t *testing.T) {
+	t.Parallel()
+	deployments := vpnDeployments(t, loadManifests(t))
+	for vpnType, d := range deployments {
+		t.Run(vpnType, func(t *testing.T) {
+			tmpl := &d.Spec.Template
+			sidecar, vpn := vpnPod(t, tmpl)
+			env := containerEnv(t, *vpn, testPodIP, false, 0)
+			vars := map[string]corev1.EnvVar{}
+			for _, e := range vpn.Env {
+				vars[e.Name] = e
+			}
+			checkVPNClient(t, env, func(name string) bool {
+				e := vars[name]
+				return strings.HasPrefix(e.Value, placeholder) || (e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil)
+			})
+			_, parsed, err := commandFlags(sidecar.Args, containerEnv(t, *sidecar, testPodIP, false, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, port, _ := net.SplitHostPort(parsed.(*serveflags.Flags).Listen)
+			ports := strings.Split(strings.ReplaceAll(env["FIREWALL_INPUT_PORTS"], " ", ""), ",")
+			if !slices.Contains(ports, port) {
+				t.Errorf("FIREWALL_INPUT_PORTS %q lacks the health port %s: the VPN client's firewall would drop the kubelet's probes", env["FIREWALL_INPUT_PORTS"], port)
+			}
+			if path, ok := env["OPENVPN_CUSTOM_CONFIG"]; ok {
+				checkMountedFile(t, tmpl, vpn, path)
+			}
+		})
+	}
+	if len(deployments) != len(vpnClientVars) {
+		t.Fatalf("Deployments vpn for %v: want one for each of %v", slices.Sorted(maps.Keys(deployments)), slices.Sorted(maps.Keys(vpnClientVars)))
+	}
+	a, b := stripVPNClient(t, deployments["wireguard"]), stripVPNClient(t, deployments["openvpn"])
+	if diff := firstDiff(a, b); diff != "" {
+		t.Errorf("the WireGuard and OpenVPN Deployments differ beyond the VPN client's settings: %s", diff)
+	}
+}
+
+// stripVPNClient returns d as YAML without its VPN client's settings: the
+// variables of its VPN type, its volume mounts and the pod's volumes.
+func stripVPNClient(t *testing.T, d *appsv1.Deployment) []byte {
+	t.Helper()
+	d = d.DeepCopy()
+	_, vpn := vpnPod(t, &d.Spec.Template)
+	vpn.Env = slices.DeleteFunc(vpn.Env, func(e corev1.EnvVar) bool { return isVPNTypeVar(e.Name) })
+	vpn.VolumeMounts, d.Spec.Template.Spec.Volumes = nil, nil
+	b, err := yaml.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// isVPNTypeVar reports whether the VPN client's variable name belongs to
+// one VPN type.
+func isVPNTypeVar(name string) bool {
+	for _, v := range vpnClientVars {
+		if strings.HasPrefix(name, v.prefix) {
+			return true
+		}
+	}
+	return name == "VPN_TYPE"
+}
+
+// firstDiff returns the first line where a and b differ, or "".
+func firstDiff(a, b []byte) string {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range max(len(la), len(lb)) {
+		var x, y string
+		if i < len(la) {
+			x = la[i]
+		}
+		if i < len(lb) {
+			y = lb[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d: %q, %q", i+1, x, y)
+		}
+	}
+	return ""
+}
+
+// checkMountedFile fails t unless path, in container c of the pod tmpl, is
+// a file of a Secret or ConfigMap volume mounted there.
+func checkMountedFile(t *testing.T, tmpl *corev1.PodTemplateSpec, c *corev1.Container, path string) {
+	t.Helper()
+	for _, vm := range c.VolumeMounts {
+		file, ok := vm.SubPath, vm.SubPath != "" && vm.MountPath == path
+		if vm.SubPath == "" {
+			file, ok = strings.CutPrefix(path, strings.TrimSuffix(vm.MountPath, "/")+"/")
+		}
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(tmpl.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == vm.Name })
+		if i < 0 {
+			t.Fatalf("%s: the volume mount %s names no volume of the pod", path, vm.Name)
+		}
+		var items []corev1.KeyToPath
+		switch v := tmpl.Spec.Volumes[i]; {
+		case v.Secret != nil:
+			items = v.Secret.Items
+		case v.ConfigMap != nil:
+			items = v.ConfigMap.Items
+		default:
+			t.Fatalf("%s: volume %s is no Secret or ConfigMap", path, v.Name)
+		}
+		if len(items) > 0 && !slices.ContainsFunc(items, func(k corev1.KeyToPath) bool { return k.Path == file }) {
+			t.Errorf("%s: volume %s puts no key at %s", path, vm.Name, file)
+		}
+		return
+	}
+	t.Errorf("%s is in no volume mounted in container %s: the VPN client would find no configuration", path, c.Name)
 }
 
 // TestLoadJob checks that the Indexed Job loads the sink's Service and that
@@ -718,6 +934,7 @@ type composeService struct {
 	NetworkMode string              `json:"network_mode"`
 	DependsOn   any                 `json:"depends_on"`
 	Ports       []string            `json:"ports"`
+	Volumes     []string            `json:"volumes"`
 	CapAdd      []string            `json:"cap_add"`
 	Devices     []string            `json:"devices"`
 	Restart     string              `json:"restart"`
@@ -733,22 +950,49 @@ type composeHealthcheck struct {
 	StartInterval string   `json:"start_interval"`
 }
 
-func loadCompose(t *testing.T) composeFile {
+// composeFiles returns the names of deploy/compose's files: compose.yaml
+// and its OpenVPN twin.
+func composeFiles(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(deployDir, "compose", "compose.yaml"))
+	files, err := filepath.Glob(filepath.Join(deployDir, "compose", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Compose files: %v", err)
+	}
+	for i, f := range files {
+		files[i] = filepath.Base(f)
+	}
+	return files
+}
+
+// loadCompose decodes the Compose file name of deploy/compose and returns
+// its text too.
+func loadCompose(t *testing.T, name string) (composeFile, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployDir, "compose", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cf composeFile
 	if err := yaml.UnmarshalStrict(b, &cf); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
-	return cf
+	return cf, string(b)
 }
 
 func TestComposeFile(t *testing.T) {
 	t.Parallel()
-	cf := loadCompose(t)
+	for _, name := range composeFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cf, _ := loadCompose(t, name)
+			checkComposeFile(t, cf)
+		})
+	}
+}
+
+// checkComposeFile checks a Compose file's health service and its
+// healthcheck against the real flags, and runs them.
+func checkComposeFile(t *testing.T, cf composeFile) {
 	health, ok := cf.Services["health"]
 	if !ok || !strings.Contains(health.Image, "/tunnelprobe/tunnelprobe:") {
 		t.Fatal("no tunnelprobe service named health")
@@ -783,6 +1027,9 @@ func TestComposeFile(t *testing.T) {
 	pf := parsedProbe.(*probeflags.Flags)
 	if pf.Docker || pf.Count != 1 || pf.Kubelet.FailureThreshold != 1 {
 		t.Errorf("the healthcheck must make one probe that fails on one failure; Docker counts the retries")
+	}
+	if pf.Kubelet.Type != prober.Readiness {
+		t.Errorf("the healthcheck probes --type %s: a healthcheck restarts nothing, as a readiness probe, whose log never says it would", pf.Kubelet.Type)
 	}
 
 	// The trap: the healthcheck runs in the health container and reads its
@@ -825,13 +1072,16 @@ func TestComposeFile(t *testing.T) {
 
 	// Semantics: exit 0 while the tunnel works, 1 once it does not; the
 	// check's target and the light probe's stand for the tunnel.
+	// Its output, which Docker keeps as the health log, says what the
+	// healthcheck found and never that anything would restart.
 	for _, tc := range []struct {
-		name   string
-		target string
-		code   int
+		name    string
+		target  string
+		code    int
+		verdict string
 	}{
-		{"working", listeningTarget(t), 0},
-		{"dead", testnet.RefusedAddr(t), 1},
+		{"working", listeningTarget(t), 0, "verdict: ready after 1 probe(s)"},
+		{"dead", testnet.RefusedAddr(t), 1, "verdict: not ready at the end"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -851,7 +1101,65 @@ func TestComposeFile(t *testing.T) {
 			if code != tc.code {
 				t.Errorf("healthcheck exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, tc.code, &stdout, &stderr)
 			}
+			if out := stdout.String(); !strings.Contains(out, tc.verdict+"\n") || strings.Contains(out, "restart") {
+				t.Errorf("the healthcheck's log:\n%s\nwant %q and no restart: nothing restarts on it", out, tc.verdict)
+			}
 		})
+	}
+}
+
+// composeRequired is a value a Compose file takes from .env, failing when
+// it is not set there: ${NAME:?message} or ${NAME?message}.
+var composeRequired = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*:?\?[^}]+\}$`)
+
+// composeRef is a variable a Compose file takes from .env.
+var composeRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
+
+// TestComposeVPNClient checks the VPN client's settings in each Compose
+// file (see checkVPNClient; the health service's heal is the one healer),
+// that the recipe for .env at the top gives every variable the file takes
+// from it, that OpenVPN's configuration is mounted where
+// OPENVPN_CUSTOM_CONFIG points, and that the files differ in nothing else.
+func TestComposeVPNClient(t *testing.T) {
+	t.Parallel()
+	byType := map[string][]byte{}
+	for _, name := range composeFiles(t) {
+		cf, text := loadCompose(t, name)
+		env := cf.Services["vpn"].Environment
+		t.Run(name, func(t *testing.T) {
+			checkVPNClient(t, env, func(name string) bool {
+				return strings.HasPrefix(env[name], placeholder) || composeRequired.MatchString(env[name])
+			})
+			recipe := regexp.MustCompile(`(?m)^#.*> \.env$`).FindString(text)
+			for _, m := range composeRef.FindAllStringSubmatch(text, -1) {
+				if !strings.Contains(recipe, m[1]+"=") {
+					t.Errorf("the file takes %s from .env, but the recipe for .env (%q) does not set it", m[1], recipe)
+				}
+			}
+			if path, ok := env["OPENVPN_CUSTOM_CONFIG"]; ok && !slices.ContainsFunc(cf.Services["vpn"].Volumes, func(v string) bool {
+				parts := strings.Split(v, ":")
+				return len(parts) >= 2 && parts[1] == path
+			}) {
+				t.Errorf("OPENVPN_CUSTOM_CONFIG %s is mounted from nowhere (volumes %q): the VPN client would find no configuration", path, cf.Services["vpn"].Volumes)
+			}
+		})
+		// The file without the VPN client's settings.
+		vpn := cf.Services["vpn"]
+		vpn.Environment = maps.Clone(env)
+		maps.DeleteFunc(vpn.Environment, func(name, _ string) bool { return isVPNTypeVar(name) })
+		vpn.Volumes = nil
+		cf.Services["vpn"] = vpn
+		b, err := json.MarshalIndent(cf, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		byType[env["VPN_TYPE"]] = b
+	}
+	if len(byType) != len(vpnClientVars) {
+		t.Fatalf("Compose files for %v: want one for each of %v", slices.Sorted(maps.Keys(byType)), slices.Sorted(maps.Keys(vpnClientVars)))
+	}
+	if diff := firstDiff(byType["wireguard"], byType["openvpn"]); diff != "" {
+		t.Errorf("the WireGuard and OpenVPN Compose files differ beyond the VPN client's settings: %s", diff)
 	}
 }
 
@@ -875,7 +1183,7 @@ const placeholderImage = "ghcr.io/tunnelprobe/tunnelprobe:latest"
 // it, so that a user who applies the file knows why the pull fails.
 func TestPlaceholderImageIsMarked(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(deployDir, "*", "*.yaml"))
-	if err != nil || len(files) < 4 {
+	if err != nil || len(files) < 7 {
 		t.Fatalf("deploy files %v, %v", files, err)
 	}
 	named := 0
@@ -895,8 +1203,8 @@ func TestPlaceholderImageIsMarked(t *testing.T) {
 			}
 		}
 	}
-	if named < 4 {
-		t.Errorf("the placeholder image is named %d times, want in each of the 4 files", named)
+	if named < 6 {
+		t.Errorf("the placeholder image is named %d times, want in each of the 6 files that run it", named)
 	}
 	readme, err := os.ReadFile(filepath.Join(deployDir, "README.md"))
 	if err != nil || !strings.Contains(string(readme), "no such image is published") || !strings.Contains(string(readme), "docker push") {

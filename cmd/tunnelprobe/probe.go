@@ -70,7 +70,7 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		if err := d.Run(ctx); err != nil {
 			return cliflag.ExitCode(stderr, fs.Name(), err)
 		}
-		return p.verdict(d.WasUnhealthy(), "the target became unhealthy")
+		return p.verdict(d.WasUnhealthy(), "the target became unhealthy", "no restart")
 	}
 
 	cfg := f.Kubelet
@@ -83,9 +83,11 @@ func probeCommand(ctx context.Context, args []string, getenv func(string) string
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
 	if cfg.Type == prober.Readiness {
-		return p.verdict(k.State() != prober.Success, "not ready at the end")
+		// A readiness probe restarts nothing, so its verdict never speaks
+		// of restarts: a container's HEALTHCHECK runs it (deploy/compose).
+		return p.verdict(k.State() != prober.Success, "not ready at the end", "ready")
 	}
-	return p.verdict(k.Restarted(), "it would have restarted the container")
+	return p.verdict(k.Restarted(), "it would have restarted the container", "no restart")
 }
 
 // probePrinter prints probes and decisions, counts the probes and stops
@@ -116,12 +118,13 @@ func (p *probePrinter) decision(d prober.Decision) {
 	}
 }
 
-// verdict prints the outcome of the run and returns the exit code.
-func (p *probePrinter) verdict(bad bool, why string) int {
+// verdict prints the outcome of the run, fail when bad and else pass with
+// the number of probes, and returns the exit code.
+func (p *probePrinter) verdict(bad bool, fail, pass string) int {
 	if bad {
-		fmt.Fprintf(p.w, "verdict: %s\n", why)
+		fmt.Fprintf(p.w, "verdict: %s\n", fail)
 		return 1
 	}
-	fmt.Fprintf(p.w, "verdict: no restart after %d probe(s)\n", p.n)
+	fmt.Fprintf(p.w, "verdict: %s after %d probe(s)\n", pass, p.n)
 	return 0
 }

@@ -114,16 +114,22 @@ func TestProbeWouldRestart(t *testing.T) {
 	}
 }
 
-// Readiness: exit 1 when not ready at the end.
+// Readiness: exit 1 when not ready at the end. A readiness probe restarts
+// nothing, and its output never says it would: a container's HEALTHCHECK
+// runs it, whose log Docker keeps.
 func TestProbeReadiness(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		status, want int
-	}{{http.StatusOK, 0}, {http.StatusNotFound, 1}} {
+		verdict      string
+	}{{http.StatusOK, 0, "verdict: ready after 2 probe(s)"}, {http.StatusNotFound, 1, "verdict: not ready at the end"}} {
 		url := statusServer(t, tt.status)
 		code, stdout, _ := runProbeCmd(context.Background(), nil, "--url", url, "--type", "readiness", "--period", "10ms", "--count", "2")
 		if code != tt.want {
 			t.Errorf("status %d: exit %d, want %d:\n%s", tt.status, code, tt.want, stdout)
+		}
+		if !strings.Contains(stdout, tt.verdict+"\n") || strings.Contains(stdout, "restart") {
+			t.Errorf("status %d: want %q and no restart:\n%s", tt.status, tt.verdict, stdout)
 		}
 	}
 }
