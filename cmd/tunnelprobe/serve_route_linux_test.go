@@ -101,7 +101,7 @@ func TestServeFullCheckCatchesWhatTheProbesMiss(t *testing.T) {
 	}
 	start := time.Now()
 	by, out := s.untilFails(t)
-	if by != "full-check" || !strings.Contains(out, "the tunnel answers probes but the active check fails") || !strings.Contains(out, "tls 10.77.0.2:443") {
+	if by != "full-check" || !strings.Contains(out, "the tunnel answers probes but tls 10.77.0.2:443 fails") {
 		t.Errorf("%s %q, want the full check's failure", by, out)
 	}
 	if took := time.Since(start); took > 2*period+2*time.Second {

@@ -58,6 +58,9 @@ type DNSQuery struct {
 
 var _ Checker = DNSQuery{}
 
+// String names the check as its errors do: "udp-dns 1.1.1.1:53".
+func (c DNSQuery) String() string { return "udp-dns " + hostport.WithDefault(c.Server, "53") }
+
 // Check sends the query and waits for its response until ctx ends.
 func (c DNSQuery) Check(ctx context.Context) error {
 	server := hostport.WithDefault(c.Server, "53")
