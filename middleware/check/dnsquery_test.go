@@ -24,6 +24,13 @@ func resolverAnswering(t *testing.T, rcode dnsmessage.RCode) (addr string, asked
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pc.LocalAddr().String(), serveResolver(t, pc, rcode)
+}
+
+// serveResolver answers every query on pc with rcode, as resolverAnswering
+// does, until the test ends, and returns the names it was asked.
+func serveResolver(t *testing.T, pc net.PacketConn, rcode dnsmessage.RCode) (asked func() []string) {
+	t.Helper()
 	var mu sync.Mutex
 	var names []string
 	done := make(chan struct{})
@@ -56,7 +63,7 @@ func resolverAnswering(t *testing.T, rcode dnsmessage.RCode) (addr string, asked
 		}
 	}()
 	t.Cleanup(func() { pc.Close(); <-done })
-	return pc.LocalAddr().String(), func() []string {
+	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), names...)
