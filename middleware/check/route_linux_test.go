@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
@@ -152,7 +153,7 @@ func TestDNSQuerySizeIsNotFragmented(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		serveResolver(t, pc, dnsmessage.RCodeNameError)
+		testnet.ServeResolver(t, pc, dnsmessage.RCodeNameError)
 		for _, d := range []check.Dialer{check.BoundDialer("vtun"), nil} {
 			// Size counts IPv4's headers: over IPv6 the packet is 20 bytes
 			// bigger.
