@@ -29,7 +29,7 @@ const (
 //     name never asked before, answered NOERROR or NXDOMAIN: the name was
 //     looked up beyond any cache (SERVFAIL, REFUSED and the other rcodes,
 //     which any resolver on the way gives whatever the path beyond it,
-//     prove nothing);
+//     prove nothing: the probe decides nothing, see ErrProvesNothing);
 //   - tcp: a completed handshake (SYN-ACK).
 //
 // Error answers prove nothing and fail the probe: an ICMP unreachable is

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/dns/dnsmessage"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 )
 
 // uplink gives the near side a second way to the far side, vup
@@ -83,6 +86,38 @@ func TestServeDeletedRouteMakesTheProbeProveNothing(t *testing.T) {
 		"--evidence-iface", "vnear", "--light-probe", "10.77.0.1").CombinedOutput()
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out2), "--light-probe") || !strings.Contains(string(out2), "an address of this host's interface vnear") {
 		t.Errorf("the interface's own address: exit %d, %s; want 2 naming the flag and why", code, out2)
+	}
+}
+
+// A resolver that answers SERVFAIL to everything, as a VPN server's own
+// resolver does when its uplink is dead, proves nothing: the udp-dns light
+// probe's answers pass no check, the status says why, and the active check
+// decides. The same resolver answering NXDOMAIN passes checks on the
+// probe.
+func TestServeServfailProvesNothing(t *testing.T) {
+	f := newFarSide(t)
+	var pc net.PacketConn
+	var err error
+	netnstest.Run(t, f.far, func() { pc, err = net.ListenPacket("udp", "10.77.0.2:53") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolver := testnet.ServeResolver(t, pc, dnsmessage.RCodeServerFailure)
+	// Nothing listens on port 9: the active check fails at once.
+	s := f.serve(t, "--evidence-iface", "vnear", "--light-probe", "udp-dns://10.77.0.2", "--check", "tcp", "--target", "10.77.0.2:9")
+	s.neverPasses(t, "SERVFAIL", 4)
+	if _, by, out := s.check(t); by != "active" {
+		t.Errorf("SERVFAIL: decided by %s (%q), want the active check", by, out)
+	}
+	if _, js := s.get(t, "/?format=json"); !strings.Contains(js, `"tunnel:light-probe"`) || !strings.Contains(js, "SERVFAIL") {
+		t.Errorf("the status does not say why the probe proves nothing:\n%s", js)
+	}
+	if len(resolver.Asked()) == 0 {
+		t.Fatal("no probe reached the resolver")
+	}
+	resolver.SetRCode(dnsmessage.RCodeNameError)
+	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "light-probe" {
+		t.Errorf("NXDOMAIN: %d %s %q, want a pass on the probe", code, by, out)
 	}
 }
 
