@@ -30,6 +30,9 @@ type probeTarget struct {
 	host string // as given: an address, or a name
 	port string // for udp-dns and tcp
 	d    check.Dialer
+	// lookup resolves a name on this host; nil: net.DefaultResolver's
+	// LookupNetIP. Tests give names the addresses they need.
+	lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // lightProbe returns the light probe of t, named target, with a probe of
@@ -84,7 +87,11 @@ func (t probeTarget) resolve(ctx context.Context) (string, error) {
 		}
 		return t.host, nil
 	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", t.host)
+	lookup := t.lookup
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupNetIP
+	}
+	ips, err := lookup(ctx, "ip4", t.host)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", t.kind, t.host, err)
 	}
