@@ -18,8 +18,11 @@ import (
 // ErrFullCheckFails is wrapped by the error of a check failed because the
 // active check kept failing while the light probes were answered: the
 // tunnel carries the probes' small packets, but not what the users'
-// traffic needs (TCP dropped on the far side, an MTU black hole).
-var ErrFullCheckFails = errors.New("the tunnel answers probes but the active check fails")
+// traffic needs (TCP dropped on the far side, an MTU black hole). The
+// error names the check: "the tunnel answers probes but tls
+// 10.0.0.1:443 fails", by its String when it has one (the built-in
+// checks do), and "the active check" otherwise.
+var ErrFullCheckFails = errors.New("the tunnel answers probes but")
 
 // FullCheckFailures is how many full checks in a row must fail while the
 // probes are answered before checks fail: one failure may be the target's
@@ -160,5 +163,15 @@ func (f *fullCheck) decide(time.Time) verdict {
 	if f.failures < FullCheckFailures {
 		return verdict{}
 	}
-	return verdict{ok: true, proof: ProofFullCheck, err: fmt.Errorf("%w (%d full checks in a row, every %v): %w", ErrFullCheckFails, f.failures, f.period, f.lastErr)}
+	return verdict{ok: true, proof: ProofFullCheck, err: fmt.Errorf("%w %s fails (%d full checks in a row, every %v): %w",
+		ErrFullCheckFails, f.name(), f.failures, f.period, f.lastErr)}
+}
+
+// name is the checker's name, for the failure's text: its String, or "the
+// active check" without one.
+func (f *fullCheck) name() string {
+	if s, ok := f.checker.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return "the active check"
 }

@@ -13,6 +13,14 @@ import (
 
 var errTCPDropped = errors.New("tls 10.0.0.1:443: handshake: i/o timeout")
 
+// namedCheck is a check named as the built-in checks are.
+type namedCheck struct {
+	check.Func
+	name string
+}
+
+func (c namedCheck) String() string { return c.name }
+
 // A far side that answers the probes and drops what the users' traffic
 // needs: the full check, run while the probes pass, fails checks after
 // FullCheckFailures failures in a row, saying so, until it passes again.
@@ -20,12 +28,12 @@ func TestFullCheckFailsChecksTheProbesWouldPass(t *testing.T) {
 	r := newProbeRig(t, Evidence{FullCheckPeriod: time.Minute})
 	var fails atomic.Bool
 	fails.Store(true)
-	r.ev.full.checker = check.Func(func(context.Context) error {
+	r.ev.full.checker = namedCheck{name: "tls 10.0.0.1:443", Func: func(context.Context) error {
 		if fails.Load() {
 			return errTCPDropped
 		}
 		return nil
-	})
+	}}
 	if got := r.ticks(6, true, 0, 0, 0); !strings.HasSuffix(got, "PPPP") {
 		t.Fatalf("answered: %s", got)
 	}
@@ -36,9 +44,15 @@ func TestFullCheckFailsChecksTheProbesWouldPass(t *testing.T) {
 	r.ev.full.runOnce(context.Background())
 	v := r.tick(true, 0, 0, 0)
 	if !errors.Is(v.err, ErrFullCheckFails) || !errors.Is(v.err, errTCPDropped) ||
-		!strings.Contains(v.err.Error(), "the tunnel answers probes but the active check fails (2 full checks in a row") {
-		t.Fatalf("after two: %+v, want the full check's failure", v)
+		!strings.Contains(v.err.Error(), "the tunnel answers probes but tls 10.0.0.1:443 fails (2 full checks in a row") {
+		t.Fatalf("after two: %+v, want the full check's failure, naming the check", v)
 	}
+	unnamed := r.ev.full.checker.(namedCheck).Func
+	r.ev.full.checker = unnamed
+	if v := r.ev.decide(); v.err == nil || !strings.Contains(v.err.Error(), "the tunnel answers probes but the active check fails") {
+		t.Errorf("a check with no name: %v, want it called the active check", v.err)
+	}
+	r.ev.full.checker = namedCheck{name: "tls 10.0.0.1:443", Func: unnamed}
 	// The probes alone still pass: the full check goes on running.
 	if !r.ev.probesPass() {
 		t.Error("probesPass is false: the full check would stop running and never clear")

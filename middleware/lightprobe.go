@@ -25,8 +25,11 @@ const (
 // the probe it sent:
 //
 //   - icmp: an echo reply with the request's sequence number and data;
-//   - udp-dns: a DNS response with the query's ID and question, whatever
-//     its rcode: the server got the query and its answer came back;
+//   - udp-dns: a DNS response with the query's ID and question, for a
+//     name never asked before, answered NOERROR or NXDOMAIN: the name was
+//     looked up beyond any cache (SERVFAIL, REFUSED and the other rcodes,
+//     which any resolver on the way gives whatever the path beyond it,
+//     prove nothing: the probe decides nothing, see ErrProvesNothing);
 //   - tcp: a completed handshake (SYN-ACK).
 //
 // Error answers prove nothing and fail the probe: an ICMP unreachable is

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
@@ -68,5 +71,39 @@ func TestLightProbeOfANameThatResolvesToThisHostProvesNothing(t *testing.T) {
 	}
 	if err := p.Check.Check(context.Background()); !errors.Is(err, middleware.ErrProvesNothing) || !strings.Contains(err.Error(), "127.0.0.1 is a loopback address") {
 		t.Errorf("probe of localhost: %v, want ErrProvesNothing naming 127.0.0.1", err)
+	}
+}
+
+// The udp-dns light probe asks for a name never asked before each time,
+// so that no cache on the way answers for a path that is dead beyond it:
+// two probes ask two names, each a fresh label under cloudflare.com.
+func TestUDPDNSLightProbeAsksAFreshNameEachTime(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolver := testnet.ServeResolver(t, pc, dnsmessage.RCodeNameError)
+	// A dialer of a tunnel of its own, as a netstack is, carries the probe
+	// to the resolver whatever address it is sent to.
+	tunnel := check.DialerFunc(func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, pc.LocalAddr().String())
+	})
+	p, _, err := middleware.ChooseLightProbe(t.Context(), "udp-dns://192.0.2.1", tunnel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := p.Check.Check(t.Context()); err != nil {
+			t.Fatalf("probe answered NXDOMAIN: %v", err)
+		}
+	}
+	names := resolver.Asked()
+	if len(names) != 2 || names[0] == names[1] {
+		t.Fatalf("two probes asked %q, want two names", names)
+	}
+	for _, n := range names {
+		if label, zone, _ := strings.Cut(n, "."); zone != "cloudflare.com." || len(label) < 12 {
+			t.Errorf("asked %q, want a fresh label under cloudflare.com.", n)
+		}
 	}
 }

@@ -15,9 +15,11 @@ import (
 // could prove the tunnel alive: its target is answered by this host itself
 // (loopback, an address of one of its interfaces, the tunnel's own
 // address), cannot be one host (unspecified, multicast, broadcast), or is
-// not routed through the tunnel's interface (check.ErrNoRouteThrough).
-// Such a probe is neither an answer nor a loss: it decides nothing, and
-// the status says why.
+// not routed through the tunnel's interface (check.ErrNoRouteThrough); or
+// when the answer that came proves nothing: a DNS rcode that any resolver
+// on the way gives whatever the path beyond it (SERVFAIL, REFUSED:
+// check.ErrAnswerProvesNothing). Such a probe is neither an answer nor a
+// loss: it decides nothing, and the status says why.
 var ErrProvesNothing = errors.New("the light probe proves nothing")
 
 // probeTarget is a built-in light probe's destination, checked before
@@ -28,6 +30,9 @@ type probeTarget struct {
 	host string // as given: an address, or a name
 	port string // for udp-dns and tcp
 	d    check.Dialer
+	// lookup resolves a name on this host; nil: net.DefaultResolver's
+	// LookupNetIP. Tests give names the addresses they need.
+	lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // lightProbe returns the light probe of t, named target, with a probe of
@@ -65,7 +70,7 @@ func (t probeTarget) sized(ctx context.Context, size int) error {
 		return fmt.Errorf("%w: %s %s is %s", ErrProvesNothing, t.kind, addr, why)
 	}
 	err = t.checker(addr, size).Check(ctx)
-	if errors.Is(err, check.ErrNoRouteThrough) {
+	if errors.Is(err, check.ErrNoRouteThrough) || errors.Is(err, check.ErrAnswerProvesNothing) {
 		return fmt.Errorf("%w: %w", ErrProvesNothing, err)
 	}
 	return err
@@ -82,7 +87,11 @@ func (t probeTarget) resolve(ctx context.Context) (string, error) {
 		}
 		return t.host, nil
 	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", t.host)
+	lookup := t.lookup
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupNetIP
+	}
+	ips, err := lookup(ctx, "ip4", t.host)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", t.kind, t.host, err)
 	}

@@ -62,8 +62,9 @@ type LightProbeStats struct {
 	LastAnswer time.Time
 	// ProvesNothing, when not nil, is why the latest probes, sent since
 	// the last answer, could prove nothing (ErrProvesNothing): their target
-	// is answered by this host itself, or not routed through the tunnel.
-	// They decide nothing, and are neither answers nor losses.
+	// is answered by this host itself, or not routed through the tunnel, or
+	// answers with a DNS rcode any resolver gives (SERVFAIL). They decide
+	// nothing, and are neither answers nor losses.
 	ProvesNothing error
 	// PathMTU is what the probes of the path MTU showed; its zero value
 	// when there are none.

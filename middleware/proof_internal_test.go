@@ -430,6 +430,157 @@ func TestProofOfLifeHealForgetsTheOldTunnelsAnswers(t *testing.T) {
 	}
 }
 
+// A heal the loop runs forgets the old tunnel's answers (loop.finishHeal):
+// answers to probes sent before the heal ended, which the old tunnel gives
+// while a heal that returns before its restart takes effect runs, pass no
+// check after it, also when they arrive after it; a heal followed by
+// silence fails a Window after the first probe sent after it; the new
+// tunnel's answers pass.
+func TestHealThroughTheLoopForgetsTheOldTunnelsAnswers(t *testing.T) {
+	r := newHealRig(t)
+	// At 0 s the first probe goes out, and the loop's check, which the
+	// probes cannot decide yet, fails on the active check: a heal starts.
+	p0 := r.probe()
+	r.wait(r.healStarted)
+	r.nextSleep()
+	// The heal runs; the old tunnel answers the probes sent so far.
+	r.clock.Advance(time.Second)
+	p1 := r.probe()
+	r.answer(p0, true)
+	r.answer(p1, true)
+	r.clock.Advance(time.Second)
+	p2 := r.probe() // answered only after the heal
+	r.clock.Advance(500 * time.Millisecond)
+	r.heal <- nil
+	r.wait(r.healed)
+	r.nextSleep() // the loop checks at once after a heal
+	if last := r.m.Snapshot().Last; last.Err == nil {
+		t.Errorf("the loop's check after the heal passed (%s): on the old tunnel's answers", last.Evidence)
+	}
+	r.answer(p2, true)
+	// Silence: nothing sent after the heal is answered.
+	var vs []verdict
+	for range 4 {
+		r.clock.Advance(time.Second)
+		r.answer(r.probe(), false)
+		vs = append(vs, r.m.evidence.decide())
+	}
+	if got := kinds(vs); got != "...F" {
+		t.Errorf("after the heal, silence: %s, want ...F: no pass, and a failure a Window after the first probe sent after the heal", got)
+	}
+	if v := vs[len(vs)-1]; v.err == nil || !strings.Contains(v.err.Error(), "none answered since the heal") {
+		t.Errorf("error %v, want it to say none was answered since the heal", v.err)
+	}
+	// The new tunnel answers.
+	r.clock.Advance(time.Second)
+	r.answer(r.probe(), true)
+	if got := kinds([]verdict{r.m.evidence.decide()}); got != "P" {
+		t.Errorf("the new tunnel answers: %s, want P", got)
+	}
+}
+
+// healRig runs a loop-mode monitor on a fake clock with one light probe
+// (every second, a Window of 3 s) whose answers the test gives, an active
+// check that fails, and a heal that starts at the first failure and ends
+// when the test says.
+type healRig struct {
+	t                   *testing.T
+	clock               *clockwork.FakeClock
+	m                   *Monitor
+	probes              chan heldProbe
+	ended               chan struct{}
+	healStarted, healed chan struct{}
+	sleeps              chan time.Time
+	heal                chan error
+}
+
+// heldProbe is a light probe waiting for the test's answer: true is an
+// answer, false a loss.
+type heldProbe chan bool
+
+func newHealRig(t *testing.T) *healRig {
+	r := &healRig{t: t, clock: clockwork.NewFakeClockAt(evidenceEpoch), probes: make(chan heldProbe, 16), ended: make(chan struct{}, 16),
+		healStarted: make(chan struct{}, 4), healed: make(chan struct{}, 4), sleeps: make(chan time.Time, 16), heal: make(chan error)}
+	ev := Evidence{Interval: time.Second, Window: 3 * time.Second, FullCheckPeriod: -1, Probes: []LightProbe{{Kind: probeICMP, Target: "10.0.0.1",
+		Check: check.Func(func(ctx context.Context) error {
+			p := make(heldProbe, 1)
+			r.probes <- p
+			select {
+			case ok := <-p:
+				if ok {
+					return nil
+				}
+				return errors.New("icmp 10.0.0.1: echo reply: i/o timeout")
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})}}}
+	m, err := New(check.Func(func(context.Context) error { return errors.New("tls 10.0.0.1:443: handshake: i/o timeout") }), Config{
+		Clock: r.clock, Timeouts: Ladder{time.Second}, RetryWait: time.Hour, HealBackoff: HealBackoff{Step: time.Hour}, Evidence: &ev,
+		Heal: func(ctx context.Context) error {
+			select {
+			case err := <-r.heal:
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		Observer: ObserverFuncs{
+			OnLightProbe:  func(LightProbeResult) { r.ended <- struct{}{} },
+			OnHealStarted: func(HealStart) { r.healStarted <- struct{}{} },
+			OnHealed:      func(HealEvent) { r.healed <- struct{}{} },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.sleeping = func(until time.Time) { r.sleeps <- until }
+	r.m = m
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return r
+}
+
+// probe takes the probe sent at the clock's time. The sender set its
+// timer for the next one before it sent this one.
+func (r *healRig) probe() heldProbe {
+	r.t.Helper()
+	select {
+	case p := <-r.probes:
+		return p
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("no light probe was sent")
+		return nil
+	}
+}
+
+// answer ends p, answered or lost, and waits until its end is recorded.
+func (r *healRig) answer(p heldProbe, answered bool) {
+	r.t.Helper()
+	p <- answered
+	r.wait(r.ended)
+}
+
+func (r *healRig) nextSleep() {
+	r.t.Helper()
+	select {
+	case <-r.sleeps:
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("the loop did not wait")
+	}
+}
+
+func (r *healRig) wait(ch <-chan struct{}) {
+	r.t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("the monitor did not get there")
+	}
+}
+
 // A target that went quiet before a restart (a new server filtering ICMP,
 // a provider blocking the resolver) decides nothing on the new tunnel
 // until it answers it: the new tunnel is restarted once for its silence,

@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/dns/dnsmessage"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 )
 
 // uplink gives the near side a second way to the far side, vup
@@ -87,6 +90,38 @@ func TestServeDeletedRouteMakesTheProbeProveNothing(t *testing.T) {
 	}
 }
 
+// A resolver that answers SERVFAIL to everything, as a VPN server's own
+// resolver does when its uplink is dead, proves nothing: the udp-dns light
+// probe's answers pass no check, the status says why, and the active check
+// decides. The same resolver answering NXDOMAIN passes checks on the
+// probe.
+func TestServeServfailProvesNothing(t *testing.T) {
+	f := newFarSide(t)
+	var pc net.PacketConn
+	var err error
+	netnstest.Run(t, f.far, func() { pc, err = net.ListenPacket("udp", "10.77.0.2:53") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolver := testnet.ServeResolver(t, pc, dnsmessage.RCodeServerFailure)
+	// Nothing listens on port 9: the active check fails at once.
+	s := f.serve(t, "--evidence-iface", "vnear", "--light-probe", "udp-dns://10.77.0.2", "--check", "tcp", "--target", "10.77.0.2:9")
+	s.neverPasses(t, "SERVFAIL", 4)
+	if _, by, out := s.check(t); by != "active" {
+		t.Errorf("SERVFAIL: decided by %s (%q), want the active check", by, out)
+	}
+	if _, js := s.get(t, "/?format=json"); !strings.Contains(js, `"tunnel:light-probe"`) || !strings.Contains(js, "SERVFAIL") {
+		t.Errorf("the status does not say why the probe proves nothing:\n%s", js)
+	}
+	if len(resolver.Asked()) == 0 {
+		t.Fatal("no probe reached the resolver")
+	}
+	resolver.SetRCode(dnsmessage.RCodeNameError)
+	if code, by, out := s.waitPass(t); code != http.StatusOK || by != "light-probe" {
+		t.Errorf("NXDOMAIN: %d %s %q, want a pass on the probe", code, by, out)
+	}
+}
+
 // A far side that answers the light probe but carries no TLS handshake
 // fails checks within two full-check periods, saying so, while the probes
 // are still answered.
@@ -102,7 +137,7 @@ func TestServeFullCheckCatchesWhatTheProbesMiss(t *testing.T) {
 	}
 	start := time.Now()
 	by, out := s.untilFails(t)
-	if by != "full-check" || !strings.Contains(out, "the tunnel answers probes but the active check fails") || !strings.Contains(out, "tls 10.77.0.2:443") {
+	if by != "full-check" || !strings.Contains(out, "the tunnel answers probes but tls 10.77.0.2:443 fails") {
 		t.Errorf("%s %q, want the full check's failure", by, out)
 	}
 	if took := time.Since(start); took > 2*period+2*time.Second {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -729,5 +730,29 @@ func TestResolutionFailureIsNamed(t *testing.T) {
 	defer cancel()
 	if err := (check.TCP{Address: "healthy.test:443", Dialer: mute}).Check(ctx); err == nil || strings.Contains(err.Error(), "name resolution failed") {
 		t.Errorf("a resolver that never answered: %v, want a failure without the hint", err)
+	}
+}
+
+// A built-in check names itself as its errors do, so that what runs it can
+// name it (the full check's failure: "the tunnel answers probes but tls
+// 10.0.0.1:443 fails"), a password in a URL left out.
+func TestChecksNameThemselvesAsTheirErrorsDo(t *testing.T) {
+	refuse := check.DialerFunc(func(context.Context, string, string) (net.Conn, error) { return nil, errors.New("refused") })
+	for _, tc := range []struct {
+		c    check.Checker
+		name string
+	}{
+		{check.TCP{Address: "192.0.2.1", Dialer: refuse}, "tcp 192.0.2.1:443"},
+		{check.TLS{Address: "192.0.2.1:8443", Dialer: refuse}, "tls 192.0.2.1:8443"},
+		{check.HTTP{URL: "https://user:secret@192.0.2.1/health", Dialer: refuse}, "http https://user:xxxxx@192.0.2.1/health"},
+		{check.DNS{Host: "healthy.test", Server: "192.0.2.1", Dialer: refuse}, "dns healthy.test"},
+		{check.DNSQuery{Server: "192.0.2.1", Dialer: refuse}, "udp-dns 192.0.2.1:53"},
+		{check.ICMP{Address: "192.0.2.1", Dialer: refuse}, "icmp 192.0.2.1"},
+	} {
+		name := fmt.Sprint(tc.c)
+		err := tc.c.Check(checkCtx(t))
+		if name != tc.name || err == nil || !strings.HasPrefix(err.Error(), name+": ") {
+			t.Errorf("%T named %q, error %v; want %q, the error's own prefix", tc.c, name, err, tc.name)
+		}
 	}
 }

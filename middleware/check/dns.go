@@ -36,6 +36,9 @@ type DNS struct {
 
 var _ Checker = DNS{}
 
+// String names the check as its errors do: "dns cloudflare.com".
+func (c DNS) String() string { return "dns " + c.Host }
+
 // Check resolves Host with ctx.
 func (c DNS) Check(ctx context.Context) error {
 	step := "lookup"

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"syscall"
 
 	"golang.org/x/net/dns/dnsmessage"
 
@@ -52,11 +54,17 @@ type DNSQuery struct {
 	// Size, when positive, pads the query with EDNS(0) padding (RFC 7830)
 	// so that its IP packet (over IPv4: 20 bytes of IP and 8 of UDP
 	// headers) is Size bytes long: a probe of the path MTU, whose small
-	// answer proves the big query arrived. Zero: no padding.
+	// answer proves the big query arrived. On a socket of this host's (no
+	// Dialer, or a BoundDialer) it is sent with Don't Fragment whatever
+	// MTU the kernel learnt for the path, as an ICMP check's is: fragments
+	// of it would cross a path that drops the whole. Zero: no padding.
 	Size int
 }
 
 var _ Checker = DNSQuery{}
+
+// String names the check as its errors do: "udp-dns 1.1.1.1:53".
+func (c DNSQuery) String() string { return "udp-dns " + hostport.WithDefault(c.Server, "53") }
 
 // Check sends the query and waits for its response until ctx ends.
 func (c DNSQuery) Check(ctx context.Context) error {
@@ -80,6 +88,11 @@ func (c DNSQuery) Check(ctx context.Context) error {
 	}
 	defer conn.Close()
 	defer endWithContext(ctx, conn)()
+	if c.Size > 0 {
+		if err := dontFragment(conn); err != nil {
+			return fail("socket", err)
+		}
+	}
 	if _, err := conn.Write(query); err != nil {
 		return fail("query", err)
 	}
@@ -98,6 +111,22 @@ func (c DNSQuery) Check(ctx context.Context) error {
 		}
 		return fail("answer", fmt.Errorf("%w: %s, which any resolver on the way gives whatever the path beyond it", ErrAnswerProvesNothing, rcodeName(rcode)))
 	}
+}
+
+// dontFragment makes a UDP socket of this host's send with Don't Fragment,
+// whatever MTU the kernel learnt for the path (see DNSQuery.Size); a
+// connection of a dialer's own (a netstack) is left as it is.
+func dontFragment(conn net.Conn) error {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	to, _ := conn.RemoteAddr().(*net.UDPAddr)
+	return setProbePMTU(raw, to != nil && to.IP.To4() == nil)
 }
 
 // ednsPadding is the EDNS(0) option code of padding (RFC 7830).

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
@@ -24,43 +24,7 @@ func resolverAnswering(t *testing.T, rcode dnsmessage.RCode) (addr string, asked
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var names []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var p dnsmessage.Parser
-			h, err := p.Start(buf[:n])
-			if err != nil {
-				continue
-			}
-			q, err := p.Question()
-			if err != nil {
-				continue
-			}
-			mu.Lock()
-			names = append(names, q.Name.String())
-			mu.Unlock()
-			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RCode: rcode, RecursionAvailable: true})
-			_ = b.StartQuestions()
-			_ = b.Question(q)
-			if resp, err := b.Finish(); err == nil {
-				_, _ = pc.WriteTo(resp, from)
-			}
-		}
-	}()
-	t.Cleanup(func() { pc.Close(); <-done })
-	return pc.LocalAddr().String(), func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), names...)
-	}
+	return pc.LocalAddr().String(), testnet.ServeResolver(t, pc, rcode).Asked
 }
 
 // Only NOERROR and NXDOMAIN prove that the name was looked up: SERVFAIL and

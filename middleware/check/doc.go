@@ -22,7 +22,8 @@
 // opened before returning; a combined check that panics is reported as a
 // failure wrapping [ErrPanicked]. Every check is safe for concurrent use;
 // only [RoundRobin] and [Fallback] keep state between calls (whose turn it
-// is, and whether the fallback took over).
+// is, and whether the fallback took over). A built-in check names itself
+// as its errors do (its String: "tls 10.0.0.1:443").
 //
 // Package middleware runs checks on a schedule and on demand and serves the
 // state; package middleware/target reads the text syntax of a check target

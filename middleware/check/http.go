@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 )
 
 // maxHTTPBody is how much of a response body HTTP reads: enough for a
@@ -37,6 +38,16 @@ type HTTP struct {
 }
 
 var _ Checker = HTTP{}
+
+// String names the check as its errors do, with a password in the URL
+// left out: "http https://1.1.1.1/".
+func (c HTTP) String() string {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return "http"
+	}
+	return "http " + u.Redacted()
+}
 
 // Check sends one GET with ctx, reads at most 10 KiB of the body and closes
 // everything it opened.

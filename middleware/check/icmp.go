@@ -64,6 +64,9 @@ const MinICMPSize = 40 + 8 + 16
 
 var _ Checker = ICMP{}
 
+// String names the check as its errors do: "icmp 1.1.1.1".
+func (c ICMP) String() string { return "icmp " + c.Address }
+
 // echoSeq numbers the echo requests of every ICMP check of the process.
 var echoSeq atomic.Uint32
 

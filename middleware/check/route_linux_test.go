@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/dns/dnsmessage"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/internal/testnet"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
@@ -127,5 +130,42 @@ func TestICMPSizeProbesThePathMTU(t *testing.T) {
 	}
 	if err := w.check(t, check.ICMP{Address: "10.79.0.2", Dialer: bound, Size: 30}); err == nil || !strings.Contains(err.Error(), "size 30") {
 		t.Errorf("an echo too small for its headers: %v", err)
+	}
+}
+
+// A padded DNS query is not fragmented either. Where the kernel knows a
+// path MTU below the query's size (a route's mtu here, as one an ICMP
+// "fragmentation needed" once taught it), it would send the query in
+// fragments, which cross a far side that drops the whole packet: the query
+// would be answered at a size the path cannot carry. Sent whole, with
+// Don't Fragment, it is lost, over IPv4 and IPv6, through a BoundDialer
+// and the host's own socket.
+func TestDNSQuerySizeIsNotFragmented(t *testing.T) {
+	w := newTwoWays(t)
+	netnstest.IP(t, "-n", w.far, "link", "set", "vtunfar", "mtu", "1300")
+	netnstest.IP(t, "-n", w.near, "addr", "add", "fd79::1/64", "dev", "vtun", "nodad")
+	netnstest.IP(t, "-n", w.far, "addr", "add", "fd79::2/64", "dev", "vtunfar", "nodad")
+	for _, far := range []string{"10.79.0.2", "fd79::2"} {
+		netnstest.IP(t, "-n", w.near, "route", "add", far, "dev", "vtun", "mtu", "1300")
+		var pc net.PacketConn
+		var err error
+		netnstest.Run(t, w.far, func() { pc, err = net.ListenPacket("udp", net.JoinHostPort(far, "53")) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		testnet.ServeResolver(t, pc, dnsmessage.RCodeNameError)
+		for _, d := range []check.Dialer{check.BoundDialer("vtun"), nil} {
+			// Size counts IPv4's headers: over IPv6 the packet is 20 bytes
+			// bigger.
+			for _, tc := range []struct {
+				size     int
+				answered bool
+			}{{1200, true}, {1400, false}} {
+				err := w.check(t, check.DNSQuery{Server: net.JoinHostPort(far, "53"), Dialer: d, FreshLabel: true, Size: tc.size})
+				if (err == nil) != tc.answered {
+					t.Errorf("a query of %d bytes to %s (dialer %T): %v, want answered %v", tc.size, far, d, err, tc.answered)
+				}
+			}
+		}
 	}
 }

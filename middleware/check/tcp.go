@@ -33,6 +33,9 @@ type TCP struct {
 
 var _ Checker = TCP{}
 
+// String names the check as its errors do: "tcp 10.0.0.1:443".
+func (c TCP) String() string { return "tcp " + hostport.WithDefault(c.Address, "443") }
+
 // Check dials Address and closes the connection at once.
 func (c TCP) Check(ctx context.Context) error {
 	addr := hostport.WithDefault(c.Address, "443")

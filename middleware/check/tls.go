@@ -40,6 +40,9 @@ type TLS struct {
 
 var _ Checker = TLS{}
 
+// String names the check as its errors do: "tls 10.0.0.1:443".
+func (c TLS) String() string { return "tls " + hostport.WithDefault(c.Address, "443") }
+
 // Check dials Address, completes a client handshake and closes the
 // connection.
 func (c TLS) Check(ctx context.Context) error {

@@ -97,7 +97,7 @@ func NewObserver(reg prometheus.Registerer, opts Opts) (*Observer, error) {
 		}, []string{"source", "proof", "result"}),
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "light_probes_total", ConstLabels: cl,
-			Help: "Light probes sent through the tunnel that ended, by kind (icmp, udp-dns, tcp) and result (answered, unanswered, proves-nothing: its target is answered by this host or not routed through the tunnel).",
+			Help: "Light probes sent through the tunnel that ended, by kind (icmp, udp-dns, tcp) and result (answered, unanswered, proves-nothing: its target is answered by this host or not routed through the tunnel, or a DNS answer any resolver gives, SERVFAIL or REFUSED).",
 		}, []string{"kind", "result"}),
 		probeRTT: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "light_probe_rtt_seconds", ConstLabels: cl, Buckets: ProbeRTTBuckets,

@@ -53,24 +53,37 @@ func (f *Following) Pool() (*x509.CertPool, error) {
 func (f File) Follow() *Following { return &Following{Name: f.Name, last: f} }
 
 // WithRootCAs returns c verifying with ca's CAs as they are at each check,
-// for a check.TLS or a check.HTTP; any other checker is returned as it is.
-// A check whose file never held a CA fails naming it.
+// for a check.TLS or a check.HTTP, and named as c is; any other checker is
+// returned as it is. A check whose file never held a CA fails naming it.
 func WithRootCAs(c check.Checker, ca *Following) check.Checker {
 	// Each check verifies with a copy of c: checks may run concurrently.
-	var with func(*x509.CertPool) check.Checker
+	w := withRootCAs{ca: ca}
 	switch c := c.(type) {
 	case check.TLS:
-		with = func(pool *x509.CertPool) check.Checker { v := c; v.RootCAs = pool; return v }
+		w.name = c.String()
+		w.with = func(pool *x509.CertPool) check.Checker { v := c; v.RootCAs = pool; return v }
 	case check.HTTP:
-		with = func(pool *x509.CertPool) check.Checker { v := c; v.RootCAs = pool; return v }
+		w.name = c.String()
+		w.with = func(pool *x509.CertPool) check.Checker { v := c; v.RootCAs = pool; return v }
 	default:
 		return c
 	}
-	return check.Func(func(ctx context.Context) error {
-		pool, err := ca.Pool()
-		if err != nil {
-			return err
-		}
-		return with(pool).Check(ctx)
-	})
+	return w
 }
+
+// withRootCAs is WithRootCAs's check.
+type withRootCAs struct {
+	name string
+	ca   *Following
+	with func(*x509.CertPool) check.Checker
+}
+
+func (w withRootCAs) Check(ctx context.Context) error {
+	pool, err := w.ca.Pool()
+	if err != nil {
+		return err
+	}
+	return w.with(pool).Check(ctx)
+}
+
+func (w withRootCAs) String() string { return w.name }

@@ -2,6 +2,7 @@ package cafile_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -19,6 +20,9 @@ func TestWithRootCAsNeedsTheFile(t *testing.T) {
 	c := cafile.WithRootCAs(check.TLS{Address: "127.0.0.1:1"}, &cafile.Following{Name: file})
 	if err := c.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "load CA certificates") {
 		t.Errorf("Check with no CA file = %v, want the file's error", err)
+	}
+	if name := fmt.Sprint(c); name != "tls 127.0.0.1:1" {
+		t.Errorf("named %q, want the tls check's name", name)
 	}
 }
 
