@@ -178,6 +178,8 @@ func runChild(ctx context.Context, cc ChildConfig, p *childproc.Parent[ChildRepo
 		return nil
 	}
 	cfg.OnSecond = func(s Second) { p.Send(ChildReport{Second: &s}) }
+	cfg.OnWindowStart = func() { p.Send(ChildReport{Window: WindowStarted}) }
+	cfg.OnWindowEnd = func() { p.Send(ChildReport{Window: WindowEnded}) }
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		return err

@@ -125,6 +125,16 @@ type Config struct {
 	// must return quickly. The run's partial last second is only in
 	// Result.Series.
 	OnSecond func(Second)
+	// OnWindowStart and OnWindowEnd, when set, are called from Run's
+	// goroutine once the measured window (Result.Start and
+	// DurationSeconds) has started, before the first dial, and as it ends
+	// (the hold is over, or ctx ended), before the connections' end-of-run
+	// handshake and before the end is read off the clock: the instants to
+	// read a count the far side keeps (what it received), so that the
+	// difference falls within the window. What the send buffers still hold
+	// at its end drains through the path in the handshake, after it. Each
+	// must return quickly.
+	OnWindowStart, OnWindowEnd func()
 }
 
 // Validate reports every invalid field of c; each error names its field.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/childproc"
@@ -24,17 +25,32 @@ type Fleet struct {
 	// OnSecond, when set, gets each second of the run once every child
 	// has reported it (or a later one is complete), summed over them.
 	OnSecond func(Second)
+	// OnWindowStart, when set, is called once the first child's measured
+	// window has started (Config.OnWindowStart), and OnWindowEnd once
+	// every child's has ended: the merged result's window starts with the
+	// first and ends with the last. OnWindowEnd is never called when a
+	// child ends without a window (it failed, or was stopped before it
+	// started). From the goroutines reading the children, one at a time.
+	OnWindowStart, OnWindowEnd func()
 	// StartTimeout bounds the wait for every child to be ready; zero means
 	// 30 s.
 	StartTimeout time.Duration
 }
 
-// ChildReport is what a child reports to its parent: each second of its
-// run, then its result.
+// ChildReport is what a child reports to its parent: the start of its
+// measured window, each second of its run, the window's end, then its
+// result.
 type ChildReport struct {
 	Second *Second `json:"second,omitempty"`
+	Window string  `json:"window,omitempty"` // WindowStarted or WindowEnded
 	Result *Result `json:"result,omitempty"`
 }
+
+// The edges of a child's measured window, as a ChildReport tells them.
+const (
+	WindowStarted = "started"
+	WindowEnded   = "ended"
+)
 
 // startLead is how far ahead of "now" the parent schedules the start of its
 // children, so that the start line reaches every one of them before the
@@ -52,6 +68,7 @@ func (fl Fleet) Run(ctx context.Context, c ChildConfig, procs int) (Result, erro
 	// results[i] is written by the goroutine reading child i only, and
 	// read once Run, which waits for those goroutines, has returned.
 	results := make([]*Result, len(configs))
+	var windowsStarted, windowsEnded atomic.Int64
 	started := false
 	children := childproc.Fleet[ChildConfig, ChildReport]{
 		Command:      fl.Command,
@@ -66,6 +83,7 @@ func (fl Fleet) Run(ctx context.Context, c ChildConfig, procs int) (Result, erro
 			if r.Second != nil {
 				merger.add(*r.Second)
 			}
+			fl.window(r.Window, &windowsStarted, &windowsEnded, len(configs))
 			if r.Result != nil {
 				results[i] = r.Result
 			}
@@ -79,6 +97,18 @@ func (fl Fleet) Run(ctx context.Context, c ChildConfig, procs int) (Result, erro
 		return Result{}, err
 	}
 	return mergeChildren(ctx, results, err, c.Target, c.Conns)
+}
+
+// window calls OnWindowStart for the first of n children whose window
+// started (edge WindowStarted), OnWindowEnd for the last whose window
+// ended, counting them in started and ended.
+func (fl Fleet) window(edge string, started, ended *atomic.Int64, n int) {
+	switch {
+	case edge == WindowStarted && started.Add(1) == 1 && fl.OnWindowStart != nil:
+		fl.OnWindowStart()
+	case edge == WindowEnded && ended.Add(1) == int64(n) && fl.OnWindowEnd != nil:
+		fl.OnWindowEnd()
+	}
 }
 
 // mergeChildren merges the children's results into one for target, with

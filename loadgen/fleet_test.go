@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func TestRunChildSpeaksTheFleetProtocol(t *testing.T) {
 	var ready bool
 	var seconds int
 	var res *loadgen.Result
+	var reports []string // the window's edges and the result, in order
 	dec := json.NewDecoder(&stdout)
 	for dec.More() {
 		var m childproc.Message[loadgen.ChildReport]
@@ -40,14 +42,21 @@ func TestRunChildSpeaksTheFleetProtocol(t *testing.T) {
 			ready = true
 		case m.Data != nil && m.Data.Second != nil:
 			seconds++
+		case m.Data != nil && m.Data.Window != "":
+			reports = append(reports, m.Data.Window)
 		case m.Data != nil && m.Data.Result != nil:
 			res = m.Data.Result
+			reports = append(reports, "result")
 		case m.Error != "":
 			t.Errorf("child error: %s", m.Error)
 		}
 	}
 	if !ready || res == nil || res.ConnsAchieved != 3 {
 		t.Errorf("ready %v, %d seconds, result %+v; want ready, then a result of 3 connections", ready, seconds, res)
+	}
+	// The parent reads what the far side received at the window's edges.
+	if want := []string{loadgen.WindowStarted, loadgen.WindowEnded, "result"}; !slices.Equal(reports, want) {
+		t.Errorf("reports %q, want %q", reports, want)
 	}
 }
 

@@ -182,19 +182,20 @@ func WriteSummary(w io.Writer, r Result) error {
 
 // WriteSweepTable writes one row per level of a sweep: connections
 // requested and achieved, average throughput (up: delivered where known),
-// the probe's latency and its failure rate.
+// the probe's latency with the count of timed (passing) probes it rests
+// on, and its failure rate.
 func WriteSweepTable(w io.Writer, levels []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "conns\tachieved\tup Mbit/s\tdown Mbit/s\tprobe p50 ms\tprobe p99 ms\tprobe max ms\tprobe failures\tinterrupted\t\n")
+	fmt.Fprint(tw, "conns\tachieved\tup Mbit/s\tdown Mbit/s\tprobes timed\tprobe p50 ms\tprobe p99 ms\tprobe max ms\tprobe failures\tinterrupted\t\n")
 	for _, r := range levels {
 		interrupted := "no"
 		if r.Interrupted {
 			interrupted = "yes"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f%% (%d/%d)\t%s\t\n",
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%d\t%.2f\t%.2f\t%.2f\t%.1f%% (%d/%d)\t%s\t\n",
 			r.ConnsRequested, r.ConnsAchieved,
 			mbits(r.upBytes(), r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds),
-			r.ProbeLatencyMS.P50, r.ProbeLatencyMS.P99, r.ProbeLatencyMS.Max,
+			r.ProbeLatencyMS.Count, r.ProbeLatencyMS.P50, r.ProbeLatencyMS.P99, r.ProbeLatencyMS.Max,
 			failureRate(r), r.ProbeFailures, r.Probes, interrupted)
 	}
 	return tw.Flush()

@@ -54,6 +54,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 
 	start := time.Now()
+	if cfg.OnWindowStart != nil {
+		cfg.OnWindowStart()
+	}
 	smp := newSampler(r.c, start, cfg.OnSecond)
 	samplerStop := make(chan struct{})
 	var samplerWG sync.WaitGroup
@@ -70,6 +73,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 
 	r.rampAndHold(ctx, loadCtx, &wg, start)
+	if cfg.OnWindowEnd != nil {
+		cfg.OnWindowEnd()
+	}
 	interrupted := ctx.Err() != nil
 	end := time.Now()
 

@@ -39,6 +39,12 @@ type Sweep struct {
 	// goroutines, one second at a time, and never after the level ends, so
 	// OnEnd may use what it touched without a lock of its own.
 	OnStart func(i int, c ChildConfig) (onSecond func(Second))
+	// OnWindowStart and OnWindowEnd, when set, are called as level i's
+	// measured window starts and ends, before its connections' end-of-run
+	// handshake (Config.OnWindowStart and OnWindowEnd; over children,
+	// Fleet's), from the level's goroutines, after OnStart and never after
+	// OnEnd: the instants to read what the far side received in the level.
+	OnWindowStart, OnWindowEnd func(i int)
 	// OnEnd, when set, is called once level i is over, with what it
 	// measured, or with r nil when it failed before it measured anything
 	// (the sweep then stops). It may complete r with what the caller
@@ -71,7 +77,7 @@ func (s Sweep) Run(ctx context.Context) ([]Result, error) {
 		if s.OnStart != nil {
 			onSecond = s.OnStart(i, c)
 		}
-		res, err := s.runLevel(ctx, c, onSecond)
+		res, err := s.runLevel(ctx, c, onSecond, s.window(i))
 		if err != nil && res.Histograms.Connect == nil {
 			// Nothing was measured: there is no result to report.
 			if endErr := s.end(i, nil); endErr != nil {
@@ -96,20 +102,35 @@ func (s Sweep) end(i int, r *Result) error {
 	return s.OnEnd(i, r)
 }
 
+// levelWindow is a level's OnWindowStart and OnWindowEnd, or nil.
+type levelWindow struct{ start, end func() }
+
+// window returns level i's window hooks.
+func (s Sweep) window(i int) levelWindow {
+	var w levelWindow
+	if s.OnWindowStart != nil {
+		w.start = func() { s.OnWindowStart(i) }
+	}
+	if s.OnWindowEnd != nil {
+		w.end = func() { s.OnWindowEnd(i) }
+	}
+	return w
+}
+
 // runLevel runs c in this process, dialing through s.Dialer, or over
 // s.Procs children, each sent its share of c as data.
-func (s Sweep) runLevel(ctx context.Context, c ChildConfig, onSecond func(Second)) (Result, error) {
+func (s Sweep) runLevel(ctx context.Context, c ChildConfig, onSecond func(Second), w levelWindow) (Result, error) {
 	if s.Procs > 1 && c.Conns > 1 {
 		if s.Command == nil {
 			return Result{}, errors.New("loadgen: a Sweep over several processes needs a Command")
 		}
-		return Fleet{Command: s.Command, OnSecond: onSecond}.Run(ctx, c, s.Procs)
+		return Fleet{Command: s.Command, OnSecond: onSecond, OnWindowStart: w.start, OnWindowEnd: w.end}.Run(ctx, c, s.Procs)
 	}
 	cfg, err := c.BuildOver(s.Dialer)
 	if err != nil {
 		return Result{}, err
 	}
-	cfg.OnSecond = onSecond
+	cfg.OnSecond, cfg.OnWindowStart, cfg.OnWindowEnd = onSecond, w.start, w.end
 	return Run(ctx, cfg)
 }
 

@@ -55,6 +55,26 @@ func TestSweepKeepsWhatOnEndAdds(t *testing.T) {
 	}
 }
 
+// Each level's window opens after OnStart and closes before OnEnd, so that
+// a caller reads what the far side received within it.
+func TestSweepWindowHooks(t *testing.T) {
+	s := startSink(t, "127.0.0.1:0")
+	sw := loadgen.Sweep{Config: loadgen.ChildConfig{Target: s.Addr, Duration: 100 * time.Millisecond}, Levels: []int{1, 2}}
+	var calls []string
+	note := func(what string, i int) { calls = append(calls, what+" "+string(rune('0'+i))) }
+	sw.OnStart = func(i int, _ loadgen.ChildConfig) func(loadgen.Second) { note("start", i); return nil }
+	sw.OnWindowStart = func(i int) { note("window start", i) }
+	sw.OnWindowEnd = func(i int) { note("window end", i) }
+	sw.OnEnd = func(i int, _ *loadgen.Result) error { note("end", i); return nil }
+	if _, err := sw.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"start 0", "window start 0", "window end 0", "end 0", "start 1", "window start 1", "window end 1", "end 1"}
+	if !slices.Equal(calls, want) {
+		t.Errorf("calls %q, want %q", calls, want)
+	}
+}
+
 func TestSweepRunsEveryLevel(t *testing.T) {
 	s := startSink(t, "127.0.0.1:0")
 	sw := loadgen.Sweep{

@@ -107,9 +107,12 @@ func TestCallerWhoLeavesDoesNotHideAnotherCallersFailure(t *testing.T) {
 	joined := make(chan struct{}, 4)
 	middleware.SetJoinHook(m, func() { joined <- struct{}{} })
 
-	// The first caller hangs up at 3.5 s (curl -m 3.5: no deadline the
-	// server sees); the second gives the check 3 s (/check/?timeout=3s).
-	hangUp, cancel := context.WithCancel(context.Background())
+	// The first caller gives the check a minute and hangs up at 3.5 s
+	// (curl -m 3.5 '/check/?timeout=1m'); the second gives it 3 s
+	// (/check/?timeout=3s).
+	minute, cancelMinute := clockwork.WithTimeout(context.Background(), clock, time.Minute)
+	defer cancelMinute()
+	hangUp, cancel := context.WithCancel(minute)
 	first := make(chan middleware.Result, 1)
 	go func() { first <- m.Probe(hangUp) }()
 	<-joined

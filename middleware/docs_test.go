@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	healthserver "github.com/tunnelprobe/tunnelprobe/middleware/server"
 )
 
 // The JSON example of docs/middleware.md has the fields a real answer has:
@@ -55,4 +57,67 @@ func TestDocumentedJSONHasTheRealFields(t *testing.T) {
 	if got, want := slices.Sorted(maps.Keys(entry(doc))), slices.Sorted(maps.Keys(entry(real))); !slices.Equal(got, want) {
 		t.Errorf("the documented check has %v, a real one %v", got, want)
 	}
+}
+
+// docsFile returns the text of a file of the repository, path relative to
+// its root.
+func docsFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile("../" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The endpoints table of docs/middleware.md has a row for each path the
+// handlers and the server answer: the status, /check/ and /metrics.
+func TestDocumentedEndpoints(t *testing.T) {
+	_, section, ok := strings.Cut(docsFile(t, "docs/middleware.md"), "\n## Endpoints\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	if !ok {
+		t.Fatal("no Endpoints section in docs/middleware.md")
+	}
+	for _, row := range []string{"| status (`/`", "| `/check/`", "| `" + healthserver.MetricsPath + "` |"} {
+		if !strings.Contains(section, "\n"+row) {
+			t.Errorf("the endpoints table has no row starting %q", row)
+		}
+	}
+}
+
+// The quick start's Go blocks, the first of README.md and of
+// docs/middleware.md, are Example_quickStart's code between its markers,
+// which the build checks: the same lines, comments and spacing aside, an
+// error handling written { ... }.
+func TestQuickStartIsAnExample(t *testing.T) {
+	_, example, _ := strings.Cut(docsFile(t, "middleware/example_test.go"), "\t// quick start:\n")
+	example, _, ok := strings.Cut(example, "\t// end of the quick start.")
+	if !ok {
+		t.Fatal("no quick start markers in Example_quickStart")
+	}
+	code := codeLines(example)
+	for _, doc := range []string{"README.md", "docs/middleware.md"} {
+		_, block, _ := strings.Cut(docsFile(t, doc), "```go\n")
+		block, _, ok := strings.Cut(block, "```")
+		if !ok {
+			t.Fatalf("no Go block in %s", doc)
+		}
+		pattern := strings.ReplaceAll(regexp.QuoteMeta(codeLines(block)), regexp.QuoteMeta("{ ... }"), `\{[^{}]*\}`)
+		if !regexp.MustCompile("^" + pattern + "$").MatchString(code) {
+			t.Errorf("the quick start of %s is not Example_quickStart's code:\n%s\nwant:\n%s", doc, codeLines(block), code)
+		}
+	}
+}
+
+// codeLines returns the lines of Go code in s without comments, blank
+// lines and runs of spaces.
+func codeLines(s string) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		line, _, _ = strings.Cut(line, "//")
+		if line = strings.Join(strings.Fields(line), " "); line != "" {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -70,6 +70,26 @@ func ExampleMonitor_Middleware() {
 	// 200 items
 }
 
+// The quick start of README.md and docs/middleware.md, whose Go blocks are
+// the code between its markers (TestQuickStartIsAnExample): a rename that
+// breaks it breaks this example's build.
+func Example_quickStart() {
+	ctx, stop := context.WithCancel(context.Background())
+	stop() // a real program runs until a signal; here Run returns at once
+	// quick start:
+	tunnel := check.TLS{Address: "cloudflare.com"} // package middleware/check: a dial and a verified TLS handshake
+	m, err := middleware.New(tunnel, middleware.Config{Mode: middleware.ModeAuto})
+	if err != nil {
+		panic(err) // names the bad Config field
+	}
+	go m.Run(ctx) // the loop; New starts nothing
+	mux := http.NewServeMux()
+	middleware.Mount(mux, "/health", m) // GET /health (the state), GET /health/check/ (check now)
+	// end of the quick start.
+	fmt.Println(exampleGet(mux, "/health"))
+	// Output: 503 unknown: no check has run yet
+}
+
 func ExampleMount() {
 	m, _ := middleware.New(check.Func(func(context.Context) error { return nil }), middleware.Config{})
 	mux := http.NewServeMux()

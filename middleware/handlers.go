@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -192,13 +193,14 @@ func (m *Monitor) CheckHandler() http.Handler {
 			badRequest(w, err)
 			return
 		}
-		if timeout == 0 {
-			// A bare /check/ takes as long as a check may: what the
-			// monitor was told a check takes, not the most any may.
-			timeout = m.cfg.Timeouts[0]
+		// A bare /check/ takes the check timeout: Probe gives it to a
+		// context without a deadline.
+		ctx := r.Context()
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = clockwork.WithTimeout(ctx, m.cfg.Clock, min(timeout, m.cfg.MaxCheckTimeout))
+			defer cancel()
 		}
-		ctx, cancel := clockwork.WithTimeout(r.Context(), m.cfg.Clock, min(timeout, m.cfg.MaxCheckTimeout))
-		defer cancel()
 		// Answer even when the request's context ended: the client may be
 		// gone, but when the server cancelled it (shutdown) the client is
 		// still there and must not read an empty 200 as a pass.

@@ -357,8 +357,9 @@ func TestStatusWaitAnswersWithTheStateAtTheDeadline(t *testing.T) {
 	m.Probe(context.Background())
 	pending := getAsync(t, srv.URL+"/?wait=30")
 	// A fake-clock context's timer stays registered after cancel: the
-	// probe's MaxCheckTimeout timer counts too.
-	waitForTimers(t, clock, 2)
+	// probe's check timeout (it had no deadline) and MaxCheckTimeout
+	// timers count too.
+	waitForTimers(t, clock, 3)
 	clock.Advance(30 * time.Second)
 	if r := receive(t, pending); r.code != 503 || r.body != "unhealthy after 1 failed check(s): tunnel down\n" {
 		t.Errorf("%d %q", r.code, r.body)

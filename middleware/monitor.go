@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/safely"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 
@@ -143,7 +145,10 @@ func (m *Monitor) Run(ctx context.Context) error {
 // its result: concurrent calls share one execution, which is cancelled as
 // soon as every caller has left; a recorded result younger than
 // MinCheckInterval is served again. When ctx ends before the check does,
-// Probe returns at once with ctx's error.
+// Probe returns at once with ctx's error. A ctx without a deadline (a bare
+// /check/, a gRPC Check without one) gets the check timeout (Timeouts[0]):
+// what the monitor was told a check takes, not the most any may
+// (MaxCheckTimeout).
 //
 // Nothing one caller asks changes what another is told or what is
 // recorded, nor turns a working tunnel's state unhealthy: each caller is
@@ -161,6 +166,11 @@ func (m *Monitor) Run(ctx context.Context) error {
 //     have waited longer for the check than it ran; others get a check of
 //     their own.
 func (m *Monitor) Probe(ctx context.Context) Result {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = clockwork.WithTimeout(ctx, m.cfg.Clock, min(m.cfg.Timeouts[0], m.cfg.MaxCheckTimeout))
+		defer cancel()
+	}
 	if r, ok := m.recentResult(ctx); ok {
 		return r
 	}

@@ -34,6 +34,24 @@ type Breach struct {
 
 func (b Breach) String() string { return fmt.Sprintf("%s %s, want %s", b.Bound, b.Got, b.Want) }
 
+// bounds says whether e bounds anything: a nil e, or one whose every
+// field is nil, judges nothing.
+func (e *Expect) bounds() bool {
+	return e != nil && (e.FalseRestarts != nil || e.FalseHeals != nil || e.BlipActions != nil || e.Detection != nil || e.ProbesPassed != nil)
+}
+
+// bounded says whether the configuration name of r's spec has bounds
+// (expect:) to be judged by; one without is reported as not judged, never
+// as passed.
+func (r *Report) bounded(name string) bool {
+	for _, c := range r.Spec.Configs {
+		if c.Name == name {
+			return c.Expect.bounds()
+		}
+	}
+	return false
+}
+
 // validate reports e's bad values under path; outages says whether the
 // spec has an outage (not a blip) for Detection to bound.
 func (e *Expect) validate(path string, outages bool, errs *specErrors) {

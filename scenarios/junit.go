@@ -52,10 +52,15 @@ type (
 	}
 )
 
+// notJudged is what JUnit and the CI summary say of a configuration
+// without bounds: it neither passes nor fails.
+const notJudged = "no expect: bounds; not judged"
+
 // WriteJUnit writes runs as a JUnit XML document: a test suite per run, a
 // test case per configuration with its figures, failing (once, listing
 // them) when it broke bounds of its expect, in error when it failed (was not
-// measured), skipped when the run was interrupted.
+// measured), skipped when the run was interrupted or when it has no bounds
+// (notJudged, its figures in the skip's text and in system-out).
 func WriteJUnit(w io.Writer, runs []CIRun) error {
 	doc := junitSuites{Name: "tunnelprobe scenario"}
 	for _, run := range runs {
@@ -93,6 +98,11 @@ func (r *Report) junitSuite(name string) junitSuite {
 			s.Errors++
 		case r.Interrupted:
 			tc.Skipped = &junitProblem{Message: "the run was interrupted; its bounds were not judged"}
+			s.Skipped++
+		case !r.bounded(cfg):
+			// Nothing says what it may measure: whatever it measured
+			// (an outage missed, a working tunnel restarted) is no pass.
+			tc.Skipped = &junitProblem{Message: notJudged, Text: tc.SystemOut}
 			s.Skipped++
 		}
 		if len(c.Breaches) > 0 {

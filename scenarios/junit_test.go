@@ -10,14 +10,18 @@ import (
 )
 
 // ciRuns are two runs of three configurations: one broke a bound in the
-// second run, one failed in the first.
+// second run, one failed in the first; the third, reference, has no
+// bounds, and missed the outage.
 func ciRuns() []CIRun {
 	secs := func(v float64) *float64 { return &v }
+	zero := 0
+	bounds := &Expect{FalseRestarts: &zero}
 	run := func(seed uint64, evidence, k8s ConfigReport) CIRun {
 		r := &Report{Name: "quick", Seed: seed, DurationSeconds: 90, Started: time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC),
 			Order: []string{"evidence", "k8s", "reference"}, Configs: map[string]ConfigReport{
-				"evidence": evidence, "k8s": k8s, "reference": {OutageDetected: true, DetectionSeconds: secs(13)},
+				"evidence": evidence, "k8s": k8s, "reference": {FalseRestarts: 2},
 			}}
+		r.Spec.Configs = []ConfigSpec{{Name: "evidence", Expect: bounds}, {Name: "k8s", Expect: bounds}, {Name: "reference"}}
 		return CIRun{Name: fmt.Sprintf("quick (seed %d)", seed), Report: r}
 	}
 	ok := ConfigReport{OutageDetected: true, DetectionSeconds: secs(4)}
@@ -55,6 +59,10 @@ func TestWriteJUnit(t *testing.T) {
 				Error *struct {
 					Message string `xml:"message,attr"`
 				} `xml:"error"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"skipped"`
 				SystemOut string `xml:"system-out"`
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
@@ -82,6 +90,17 @@ func TestWriteJUnit(t *testing.T) {
 	if f := second[0].Failures; len(f) != 1 || f[0].Message != "false_restarts 1, want at most 0" || !strings.Contains(f[0].Text, "measured 1") {
 		t.Errorf("run 2: evidence failures %+v, want the broken bound", f)
 	}
+	// reference has no bounds: whatever it measured (an outage missed, two
+	// restarts), it is not judged, never passed.
+	for _, s := range doc.Suites {
+		if ref := s.Cases[2]; ref.Skipped == nil || ref.Skipped.Message != "no expect: bounds; not judged" ||
+			!strings.Contains(ref.Skipped.Text, "false restarts 2, ") || !strings.Contains(ref.SystemOut, "no outage detected") {
+			t.Errorf("%s: reference skipped %+v, out %q; want not judged, its figures kept", s.Name, ref.Skipped, ref.SystemOut)
+		}
+	}
+	if !strings.Contains(b.String(), `skipped="2"`) {
+		t.Errorf("the two configurations without bounds are not counted as skipped:\n%s", b.String())
+	}
 	if !strings.Contains(b.String(), `failures="1"`) || !strings.Contains(b.String(), `errors="1"`) {
 		t.Errorf("the counts are not in the attributes:\n%s", b.String())
 	}
@@ -101,13 +120,50 @@ func TestWriteCISummary(t *testing.T) {
 		t.Errorf("an interrupted run's summary (%v):\n%s", err, ib.String())
 	}
 	for _, want := range []string{
-		"## tunnelprobe scenario: 1 bound(s) broken, 1 configuration(s) failed\n",
+		"## tunnelprobe scenario: 1 bound(s) broken, 1 configuration(s) failed; 2 configuration(s) not judged (no expect: bounds)\n",
+		"| quick (seed 1) | reference | not judged (no expect: bounds) | false restarts 2, ",
 		"| quick (seed 2) | evidence | **1 bound(s) broken** | false restarts 1, ",
 		"| quick (seed 1) | k8s | failed: no probe ran in 90s | ",
 		"- **quick (seed 2)**, evidence: false_restarts 1, want at most 0\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// A configuration without bounds is not judged, and the headline counts it
+// apart: it never makes "every bound held" nor "pass".
+func TestCISummaryNotJudged(t *testing.T) {
+	held := ciRuns()[1:]
+	r := *held[0].Report
+	r.Configs = map[string]ConfigReport{"evidence": {}, "k8s": {}, "reference": {FalseRestarts: 2}}
+	held[0].Report = &r
+	unbounded := *held[0].Report
+	unbounded.Spec.Configs = nil
+	for _, tc := range []struct {
+		runs []CIRun
+		want []string
+	}{
+		{held, []string{
+			"## tunnelprobe scenario: every bound held (2 configuration(s) judged in 1 run(s)); 1 configuration(s) not judged (no expect: bounds)\n",
+			"| quick (seed 2) | evidence | pass | ", "| quick (seed 2) | reference | not judged (no expect: bounds) | ",
+		}},
+		{[]CIRun{{Name: "quick (seed 2)", Report: &unbounded}}, []string{
+			"## tunnelprobe scenario: 1 run(s), nothing judged: 3 configuration(s) without expect: bounds\n",
+		}},
+	} {
+		var b strings.Builder
+		if err := WriteCISummary(&b, tc.runs); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("summary lacks %q:\n%s", want, b.String())
+			}
+		}
+		if strings.Contains(b.String(), "| reference | pass |") {
+			t.Errorf("a configuration without bounds passed:\n%s", b.String())
 		}
 	}
 }

@@ -97,7 +97,7 @@ func (r *Report) Warnings() []string {
 func (r *Report) expectations() string {
 	bounded := 0
 	for _, c := range r.Spec.Configs {
-		if c.Expect != nil {
+		if c.Expect.bounds() {
 			bounded++
 		}
 	}

@@ -164,7 +164,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 			return cliflag.ExitCode(stderr, name, err)
 		}
 	}
-	sweep.OnStart, sweep.OnEnd = showLevels(len(sweep.LevelCounts()), metrics, f.delivered, terminal, stdout, stderr)
+	showLevels(&sweep, metrics, f.delivered, terminal, stdout, stderr)
 	results, err := sweep.Run(ctx)
 	if len(f.sweep) > 1 && len(results) > 0 {
 		err = errors.Join(err, loadgen.WriteSweepTable(stdout, results))
@@ -185,19 +185,26 @@ func (f *loadFlags) newSweep(dialer check.Dialer) loadgen.Sweep {
 	return loadgen.Sweep{Config: f.spec, Levels: f.sweep, Procs: f.procs, Dialer: dialer}
 }
 
-// showLevels returns the OnStart and OnEnd of a sweep of n levels: a
-// progress line on stderr (and the --metrics) while a level runs, its
-// summary on stdout once it is over, with what its target received when
-// delivered (nil: unknown) counts it.
-func showLevels(n int, metrics *loadMetrics, delivered func() int64, terminal bool, stdout, stderr io.Writer) (
-	onStart func(int, loadgen.ChildConfig) func(loadgen.Second), onEnd func(int, *loadgen.Result) error,
-) {
+// showLevels sets sweep's hooks: a progress line on stderr (and the
+// --metrics) while a level runs, its summary on stdout once it is over,
+// with what its target received in the level's measured window when
+// delivered (nil: unknown) counts it. That is read at the window's edges,
+// not at OnStart and OnEnd: what the send buffers still hold at the end
+// drains through the path in the end-of-run handshake, after the window,
+// and would make a rate above what the path carries.
+func showLevels(sweep *loadgen.Sweep, metrics *loadMetrics, delivered func() int64, terminal bool, stdout, stderr io.Writer) {
+	n := len(sweep.LevelCounts())
 	var prog *loadgen.Progress // of the level running; levels run one at a time
-	var deliveredAtStart int64
-	onStart = func(i int, c loadgen.ChildConfig) func(loadgen.Second) {
-		if delivered != nil {
-			deliveredAtStart = delivered()
+	var atStart, atEnd *int64  // delivered at the start and the end of the level's window
+	read := func() *int64 {
+		if delivered == nil {
+			return nil
 		}
+		d := delivered()
+		return &d
+	}
+	sweep.OnStart = func(i int, c loadgen.ChildConfig) func(loadgen.Second) {
+		atStart, atEnd = nil, nil
 		prefix := ""
 		if n > 1 {
 			prefix = fmt.Sprintf("level %d/%d: ", i+1, n)
@@ -205,18 +212,19 @@ func showLevels(n int, metrics *loadMetrics, delivered func() int64, terminal bo
 		prog = loadgen.NewProgress(stderr, terminal, prefix, c.Conns, c.Expected())
 		return metrics.observe(c.Conns, prog.Second)
 	}
-	onEnd = func(i int, r *loadgen.Result) error {
+	sweep.OnWindowStart = func(int) { atStart = read() }
+	sweep.OnWindowEnd = func(int) { atEnd = read() }
+	sweep.OnEnd = func(i int, r *loadgen.Result) error {
 		prog.Done()
 		if r == nil {
 			return nil
 		}
-		if delivered != nil {
-			d := delivered() - deliveredAtStart
+		if atStart != nil && atEnd != nil {
+			d := *atEnd - *atStart
 			r.DeliveredUp = &d
 		}
 		return loadgen.WriteLevel(stdout, i, n, *r)
 	}
-	return onStart, onEnd
 }
 
 // warnOverDescriptors warns when a process would be asked for more

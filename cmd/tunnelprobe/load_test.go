@@ -302,6 +302,40 @@ func TestLoadLab(t *testing.T) {
 	}
 }
 
+// A lab level's delivered throughput is what the lab's sink received in
+// the level's measured window, so it never exceeds what the link carries
+// in it: greedy connections on a slow link hold far more in their send
+// buffers, and that drains through the link in the end-of-run handshake,
+// after the window (a 20 Mbit/s link once reported 21.95 delivered).
+func TestLoadLabDeliveredWithinTheWindow(t *testing.T) {
+	t.Parallel()
+	const rate = 2e6 // bit/s
+	for _, procs := range []string{"1", "2"} {
+		t.Run("procs="+procs, func(t *testing.T) {
+			t.Parallel()
+			jsonFile := filepath.Join(t.TempDir(), "sweep.json")
+			code, stdout, stderr := runLoadCommand(t, t.Context(), "--lab", "--link-rate", "2mbit", "--link-delay", "1ms",
+				"--sweep", "8,16", "--procs", procs, "--duration", "2s", "--json", jsonFile)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			_, rep := readReport(t, jsonFile)
+			if len(rep.Levels) != 2 {
+				t.Fatalf("%d levels, want 2", len(rep.Levels))
+			}
+			for _, r := range rep.Levels {
+				// The payload, without the headers the link also carries.
+				if r.DeliveredUp == nil {
+					t.Errorf("%d connections: no count of what the lab's sink received", r.ConnsRequested)
+				} else if d := *r.DeliveredUp; d <= 0 || float64(d)*8 > rate*r.DurationSeconds {
+					t.Errorf("%d connections: delivered up %d bytes in %.2f s, at most %.0f fit through the link",
+						r.ConnsRequested, d, r.DurationSeconds, rate*r.DurationSeconds/8)
+				}
+			}
+		})
+	}
+}
+
 func TestLoadBadFlags(t *testing.T) {
 	t.Parallel()
 	target := []string{"--target", "127.0.0.1:9"}

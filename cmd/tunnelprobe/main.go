@@ -17,6 +17,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	// The Mozilla roots, for the tls and https checks of a system with
+	// none: the image is FROM scratch. The system's, where there are any,
+	// are still preferred (x509.SetFallbackRoots), and --tls-ca replaces
+	// both.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 )
 

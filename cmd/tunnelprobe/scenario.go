@@ -85,7 +85,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 		if *seed != 0 {
 			spec.Seed = *seed
 		}
-		return runOne(ctx, spec, outs, reproduceCommand(spec, *specPath), stdout, stderr)
+		return runOne(ctx, spec, outs, rerunCommand(spec, *specPath), stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "%d run(s) (%d condition(s), %d pass(es)): at least %v, the runs' durations; each takes a few seconds more to start its labs\n",
 		len(conditions)*repeat, len(conditions), repeat, took)
@@ -128,9 +128,10 @@ func (o *scenarioOutputs) register(fs *flag.FlagSet) {
 	fs.Var(cliflag.OutputFile(&o.summary), "summary", "also append a Markdown summary to this `file`, fit for a CI job summary ($GITHUB_STEP_SUMMARY)")
 }
 
-// reproduceCommand is the command that runs spec again, read from specPath
-// or a built-in suite.
-func reproduceCommand(spec scenarios.Spec, specPath string) string {
+// rerunCommand is the command that runs spec again, read from specPath or
+// a built-in suite, with its seed: the same link loss and probers' jitter,
+// not the same figures, whose timing under load is the machine's.
+func rerunCommand(spec scenarios.Spec, specPath string) string {
 	source := "--suite " + spec.Name
 	if specPath != "" {
 		source = "--spec " + specPath
@@ -139,8 +140,8 @@ func reproduceCommand(spec scenarios.Spec, specPath string) string {
 }
 
 // runOne runs spec once and writes its report where outs say, and says how
-// to run it again (reproduce).
-func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, reproduce string, stdout, stderr io.Writer) int {
+// to run it again (rerun).
+func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, rerun string, stdout, stderr io.Writer) int {
 	out := outs.dir
 	const name = scenarioName
 	fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
@@ -160,7 +161,7 @@ func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, repr
 		fmt.Fprintf(stdout, "picture: %s (each configuration at a glance), %s (over time)\n",
 			filepath.Join(out, "summary.png"), filepath.Join(out, "timeline.png"))
 	}
-	fmt.Fprintf(stdout, "reproduce: %s\n", reproduce)
+	fmt.Fprintf(stdout, "rerun: %s\n", rerun)
 	// A configuration that was not measured makes the run a failed one,
 	// whatever the others measured.
 	for _, f := range rep.Failures() {

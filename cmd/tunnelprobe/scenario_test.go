@@ -87,7 +87,7 @@ func TestScenarioQuick(t *testing.T) {
 	// The story at a glance: a legend, a verdict, the pictures and the
 	// command to run it again; progress lines a terminal can show.
 	for _, want := range []string{"\n  false restarts, false heals: ", "\nverdict: ", "\npicture: " + filepath.Join(results, "summary.png"),
-		"\nreproduce: tunnelprobe scenario --suite quick --seed 1\n"} {
+		"\nrerun: tunnelprobe scenario --suite quick --seed 1\n"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q", strings.TrimSpace(want))
 		}

@@ -62,6 +62,7 @@ func serveCommand(ctx context.Context, args []string, getenv func(string) string
 		}
 		attrs = append(attrs, "delivery", ev.Delivery != nil)
 	}
+	f.LogRoots(cfg.Logger)
 	cfg.Logger.Info("serving health endpoints", attrs...)
 	return cliflag.ExitCode(stderr, name, srv.ServeWithGRPC(ctx, ln, grpcLn))
 }

@@ -12,10 +12,11 @@
 //
 //   - Check runs the check on demand exactly as the /check/ endpoint does,
 //     through [middleware.Monitor.Probe] with the call's context: the call's
-//     deadline is the check's timeout, concurrent calls share one execution
-//     with /check/ requests, a call whose caller leaves cancels it (the last
-//     caller waits for it to return), and the same rule decides what is
-//     recorded. A pass answers SERVING, a failure NOT_SERVING; why it failed
+//     deadline is the check's timeout (without one, the monitor's check
+//     timeout, Timeouts[0], as a bare /check/ has), concurrent calls share
+//     one execution with /check/ requests, a call whose caller leaves
+//     cancels it (the last caller waits for it to return), and the same
+//     rule decides what is recorded. A pass answers SERVING, a failure NOT_SERVING; why it failed
 //     is in the monitor's observer (serve's log), not in the answer. A gRPC
 //     client cancels the call at its deadline on a timer of its own, which
 //     races the server's: a cancellation within 250 ms of the deadline

@@ -87,8 +87,9 @@ func (s *Server) ended(ctx context.Context) error {
 var errUnknownService = status.Error(codes.NotFound, "unknown service")
 
 // Check runs the check as the /check/ endpoint does, with ctx (the call's
-// deadline) as its bound: SERVING when it passes, NOT_SERVING when it
-// fails. A call that ends first gets its context's status (DEADLINE_EXCEEDED,
+// deadline) as its bound, or without a deadline the check timeout
+// (Timeouts[0]), as a bare /check/ has: SERVING when it passes,
+// NOT_SERVING when it fails. A call that ends first gets its context's status (DEADLINE_EXCEEDED,
 // CANCELLED), or ErrShutdown.
 func (s *Server) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	if req.GetService() != Overall {
@@ -100,8 +101,9 @@ func (s *Server) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*
 	ctx, stop := s.untilShutdown(ctx)
 	defer stop()
 	// The /check/ handler's own path: Probe with the request's context.
-	// gRPC has already put the client's deadline (grpc-timeout) on ctx, and
-	// Probe bounds the execution by MaxCheckTimeout as it does for /check/.
+	// gRPC has already put the client's deadline (grpc-timeout) on ctx; a
+	// call without one gets the check timeout from Probe, as a bare
+	// /check/ does.
 	checkCtx, cancel := atDeadline(ctx)
 	defer cancel()
 	res := s.mon.Probe(checkCtx)

@@ -115,7 +115,8 @@ func (f *Flags) registerCheck(fs *flag.FlagSet) {
 		"`kind` of check of a --target without a scheme: tcp (a dial), tls (a dial and a verified handshake),\n"+
 			"http (a GET answered 2xx or 3xx), dns (a lookup), icmp (an echo, on the host's unprivileged ICMP socket),\n"+
 			"udp-dns (one DNS query over UDP, answered NOERROR or NXDOMAIN; without a /name, a fresh name each time)")
-	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's;\n"+
+	fs.TextVar(&f.tlsCA, "tls-ca", cafile.File{}, "PEM `file` of the CA certificates that verify tls and http targets, instead of the system's\n"+
+		"(or, where the system has none, the Mozilla roots the binary embeds); logged at start;\n"+
 		"read again whenever it changes")
 	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "accept any certificate from tls and http targets (for labs only)")
 	fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host[:port]` the dns check queries (default: those of /etc/resolv.conf)")
