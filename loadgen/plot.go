@@ -18,11 +18,11 @@ import (
 )
 
 // Plot geometry: at vgimg's 96 dpi a run plot is 960×960 pixels and a
-// sweep plot 960×720.
+// sweep plot 960×960 (960×320 without probes).
 const (
 	plotWidth       = 10 * vg.Inch
 	runPlotHeight   = 10 * vg.Inch
-	sweepPlotHeight = 7.5 * vg.Inch
+	sweepPlotHeight = 10 * vg.Inch
 )
 
 var (
@@ -142,64 +142,186 @@ func runPoints(r Result) runSeries {
 	return pts
 }
 
-// PlotSweep writes to w a PNG of a sweep: the probe's p50, p99 and max
-// latency against the connections each level achieved (a logarithmic axis,
-// so that 10, 100 and 1,000 connections are evenly spaced), and below it
-// the share of failed probes.
+// PlotSweep writes to w a PNG of a sweep against the connections each level
+// achieved (a logarithmic axis, so that 10, 100 and 1,000 connections are
+// evenly spaced), in panels: the probe's p50, p99 and max latency (max
+// dashed on top, with a ring, so that it shows where it equals p99, as it
+// does with fewer than 100 probes), each level marked with the passed
+// probes its latencies rest on; the share of failed probes in percent, out
+// of how many; and the throughput each level delivered. A sweep that
+// probed nothing has the throughput only.
 func PlotSweep(w io.Writer, levels []Result) error {
-	sorted := slices.Clone(levels)
-	slices.SortStableFunc(sorted, func(a, b Result) int { return cmp.Compare(a.ConnsAchieved, b.ConnsAchieved) })
-	p50, p99, pmax := make(plotter.XYs, len(sorted)), make(plotter.XYs, len(sorted)), make(plotter.XYs, len(sorted))
-	fail := make(plotter.XYs, len(sorted))
-	for i, r := range sorted {
-		x := float64(max(r.ConnsAchieved, 1)) // the axis is logarithmic
-		p50[i] = plotter.XY{X: x, Y: r.ProbeLatencyMS.P50}
-		p99[i] = plotter.XY{X: x, Y: r.ProbeLatencyMS.P99}
-		pmax[i] = plotter.XY{X: x, Y: r.ProbeLatencyMS.Max}
-		fail[i] = plotter.XY{X: x, Y: failureRate(r)}
-	}
-	target := ""
-	if len(sorted) > 0 {
-		target = fmt.Sprintf("%s (%s): ", sorted[0].Target, cmp.Or(sorted[0].Path, "direct"))
-	}
-	lp := newPlot(target+"probe latency against connections", "", "probe latency (ms)")
-	// max is drawn first and dashed, so that p99, often equal to it with
-	// few probes, stays visible on top; the legend reads p50, p99, max.
-	var drawn []plot.Plotter
-	for _, l := range []struct {
-		xys    plotter.XYs
-		c      color.Color
-		name   string
-		dashed bool
-	}{{p50, colorP50, "p50", false}, {p99, colorP99, "p99", false}, {pmax, colorMax, "max", true}} {
-		line, points, err := linePoints(l.xys, l.c)
-		if err != nil {
-			return err
-		}
-		if l.dashed {
-			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		}
-		drawn = append([]plot.Plotter{line, points}, drawn...)
-		lp.Legend.Add(l.name, line, points)
-	}
-	lp.Add(drawn...)
-	fp := newPlot("", "connections achieved (log)", "failed probes (%)")
-	if err := addLinePoints(fp, fail, colorFailure, ""); err != nil {
+	panels, err := sweepPanels(levels)
+	if err != nil {
 		return err
 	}
-	fp.Y.Max = max(fp.Y.Max*1.1, 1)
-	lp.Y.Max = max(lp.Y.Max, 1) * legendRoom
+	return stackPlots(w, sweepPlotHeight*vg.Length(len(panels))/3, panels...)
+}
+
+// sweepPanels builds PlotSweep's panels, top to bottom.
+func sweepPanels(levels []Result) ([]*plot.Plot, error) {
+	d := sweepPoints(levels)
+	title := "throughput against connections"
+	if len(levels) > 0 {
+		title = fmt.Sprintf("%s (%s): ", levels[0].Target, cmp.Or(levels[0].Path, "direct")) + title
+	}
+	tp, err := d.throughput()
+	if err != nil {
+		return nil, err
+	}
+	panels := []*plot.Plot{tp}
+	if d.probed {
+		lp, err := d.latency()
+		if err != nil {
+			return nil, err
+		}
+		fp, err := d.failures()
+		if err != nil {
+			return nil, err
+		}
+		panels = []*plot.Plot{lp, fp, tp}
+		title = strings.Replace(title, "throughput", "probe latency", 1)
+	}
+	panels[0].Title.Text = title
+	tp.X.Label.Text = "connections achieved (log)"
 	// Levels such as 10, 100, 1,000 connections, evenly spaced.
-	for _, p := range []*plot.Plot{lp, fp} {
+	for _, p := range panels {
 		p.Y.Min = 0
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 		p.X.Min, p.X.Max = 1, 10 // no level: an empty axis that a log scale takes
-		if len(sorted) > 0 {
-			p.X.Min = float64(max(sorted[0].ConnsAchieved, 1)) / 1.5
-			p.X.Max = float64(max(sorted[len(sorted)-1].ConnsAchieved, 1)) * 1.5
+		if n := len(d.up); n > 0 {
+			p.X.Min, p.X.Max = d.up[0].X/1.5, d.up[n-1].X*1.5
 		}
 	}
-	return stackPlots(w, sweepPlotHeight, lp, fp)
+	return panels, nil
+}
+
+// sweepSeries are the points of a sweep's panels, a level each, by the
+// connections it achieved (at least 1, on the logarithmic axis).
+type sweepSeries struct {
+	p50, p99, max, failed, up, down plotter.XYs
+	// samples say how many probes passed at each level, the samples its
+	// latencies rest on; outOf how many failed, out of how many.
+	samples, outOf []string
+	// upName says what up counts; probed whether any level probed;
+	// anyDown whether any level moved bytes down.
+	upName          string
+	probed, anyDown bool
+}
+
+// sweepPoints turns levels into points, sorted by the connections each
+// achieved. Up is what the target received where the path counts it,
+// else what was written into the sockets (the table's figure).
+func sweepPoints(levels []Result) sweepSeries {
+	sorted := slices.Clone(levels)
+	slices.SortStableFunc(sorted, func(a, b Result) int { return cmp.Compare(a.ConnsAchieved, b.ConnsAchieved) })
+	d := sweepSeries{upName: "up, delivered"}
+	for _, r := range sorted {
+		x := float64(max(r.ConnsAchieved, 1))
+		d.p50 = append(d.p50, plotter.XY{X: x, Y: r.ProbeLatencyMS.P50})
+		d.p99 = append(d.p99, plotter.XY{X: x, Y: r.ProbeLatencyMS.P99})
+		d.max = append(d.max, plotter.XY{X: x, Y: r.ProbeLatencyMS.Max})
+		d.failed = append(d.failed, plotter.XY{X: x, Y: failureRate(r)})
+		d.up = append(d.up, plotter.XY{X: x, Y: mbits(r.upBytes(), r.DurationSeconds)})
+		d.down = append(d.down, plotter.XY{X: x, Y: mbits(r.BytesDown, r.DurationSeconds)})
+		d.samples = append(d.samples, fmt.Sprintf("%d probes passed", r.ProbeLatencyMS.Count))
+		d.outOf = append(d.outOf, fmt.Sprintf("%d of %d", r.ProbeFailures, r.Probes))
+		if r.DeliveredUp == nil {
+			d.upName = "up, written into the sockets"
+		}
+		d.probed = d.probed || r.Probes > 0
+		d.anyDown = d.anyDown || r.BytesDown > 0
+	}
+	return d
+}
+
+// latencyLines are the probe's latency lines in the order they are drawn:
+// max last, on top of p99, which it equals with fewer than 100 probes;
+// dashed and ringed, so that p99 shows between its dashes and inside its
+// rings.
+func (d sweepSeries) latencyLines() []sweepLine {
+	return []sweepLine{{d.p50, colorP50, "p50", false}, {d.p99, colorP99, "p99", false}, {d.max, colorMax, "max", true}}
+}
+
+// sweepLine is a line of the sweep's latency panel.
+type sweepLine struct {
+	xys    plotter.XYs
+	color  color.Color
+	name   string
+	dashed bool
+}
+
+// latency is the panel of the probe's latency percentiles, each level
+// labelled with how many probes passed.
+func (d sweepSeries) latency() (*plot.Plot, error) {
+	lp := newPlot("", "", "probe latency (ms)")
+	for _, l := range d.latencyLines() {
+		line, points, err := linePoints(l.xys, l.color)
+		if err != nil {
+			return nil, err
+		}
+		if l.dashed {
+			line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+			points.Shape, points.Radius = draw.RingGlyph{}, vg.Points(6)
+		}
+		lp.Add(line, points)
+		lp.Legend.Add(l.name, line, points)
+	}
+	// The legend top left, where latency is lowest, clear of the labels
+	// above the highest points.
+	lp.Legend.Left = true
+	lp.Y.Max = max(lp.Y.Max, 1) * legendRoom * legendRoom
+	if err := addLevelLabels(lp, d.max, d.samples); err != nil {
+		return nil, err
+	}
+	return lp, nil
+}
+
+// failures is the panel of the share of failed probes, in percent on an
+// axis to 100, each level labelled with its failures out of its probes.
+func (d sweepSeries) failures() (*plot.Plot, error) {
+	fp := newPlot("", "", "failed probes (%)")
+	if err := addLinePoints(fp, d.failed, colorFailure, ""); err != nil {
+		return nil, err
+	}
+	fp.Y.Max = 100
+	if err := addLevelLabels(fp, d.failed, d.outOf); err != nil {
+		return nil, err
+	}
+	return fp, nil
+}
+
+// throughput is the panel of what each level moved on average, in Mbit/s.
+func (d sweepSeries) throughput() (*plot.Plot, error) {
+	tp := newPlot("", "", "throughput (Mbit/s)")
+	if err := addLinePoints(tp, d.up, colorUp, d.upName); err != nil {
+		return nil, err
+	}
+	if d.anyDown {
+		if err := addLinePoints(tp, d.down, colorDown, "down, read"); err != nil {
+			return nil, err
+		}
+	}
+	tp.Y.Max = max(tp.Y.Max, 1) * legendRoom
+	return tp, nil
+}
+
+// addLevelLabels writes labels just above the points xys of p.
+func addLevelLabels(p *plot.Plot, xys plotter.XYs, labels []string) error {
+	if len(xys) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].XAlign = draw.XCenter
+		l.TextStyle[i].Font.Size = vg.Points(10)
+	}
+	l.Offset = vg.Point{Y: vg.Points(8)}
+	p.Add(l)
+	return nil
 }
 
 // legendRoom scales a panel's top so that its legend, in the top right

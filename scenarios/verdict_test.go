@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
+
 	"github.com/tunnelprobe/tunnelprobe/internal/output"
 	"github.com/tunnelprobe/tunnelprobe/internal/testpng"
 )
@@ -58,8 +61,9 @@ func TestWarningsOnALinkNotLoaded(t *testing.T) {
 	}
 }
 
-// The summary picture and the timeline draw every configuration; written
-// into TUNNELPROBE_PLOT_DIR when it is set, for a person to look at.
+// The summary picture and the timeline draw every configuration, 1056
+// pixels wide and as tall as their panels and key; written into
+// TUNNELPROBE_PLOT_DIR when it is set, for a person to look at.
 func TestPlots(t *testing.T) {
 	secs := func(v float64) *float64 { return &v }
 	rep := &Report{Order: []string{"reference", "probe-only", "auto", "wait", "evidence", "upstream", "tcp-socket", "broken"}, Configs: map[string]ConfigReport{
@@ -82,7 +86,11 @@ func TestPlots(t *testing.T) {
 	if err := output.File(path, rep.PlotSummary); err != nil {
 		t.Fatal(err)
 	}
-	testpng.Check(t, path, 864, 480)
+	f, err := rep.summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testpng.Check(t, path, 1056, pixels(f.height()))
 
 	var tl Timeline
 	for at := Offset(1); at < 360; at += 2 {
@@ -99,4 +107,12 @@ func TestPlots(t *testing.T) {
 	if err := output.File(path, rep.PlotTimeline); err != nil {
 		t.Fatal(err)
 	}
+	fig, err := rep.timeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testpng.Check(t, path, 1056, pixels(fig.height()))
 }
+
+// pixels is l at vgimg's 96 dpi, rounded as vgimg does.
+func pixels(l vg.Length) int { return int(l.Dots(vgimg.DefaultDPI) + 0.5) }

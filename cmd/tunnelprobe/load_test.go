@@ -191,7 +191,7 @@ func TestLoadSweep(t *testing.T) {
 			t.Errorf("level %d requested %s connections, want %s", i, got, want)
 		}
 	}
-	testpng.Check(t, plotFile, 960, 720)
+	testpng.Check(t, plotFile, 960, 960)
 	if !strings.Contains(stdout, "achieved") || !strings.Contains(stdout, "level 2/2") {
 		t.Errorf("no sweep table or level summaries:\n%s", stdout)
 	}

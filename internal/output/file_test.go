@@ -104,6 +104,30 @@ func TestStackPNG(t *testing.T) {
 	}
 }
 
+// A key is drawn once above the plots, as tall as its tallest column; an
+// empty one takes no room.
+func TestStackPNGKey(t *testing.T) {
+	if h := (Key{}).Height(); h != 0 {
+		t.Errorf("an empty key is %v tall", h)
+	}
+	entry := KeyEntry{Label: "outage"}
+	one, two := Key{{entry, entry, entry}}, Key{{entry}, {entry, entry, entry}}
+	if one.Height() <= 0 || two.Height() != one.Height() {
+		t.Errorf("keys %v and %v tall, want the height of their tallest column, three entries", one.Height(), two.Height())
+	}
+	var b bytes.Buffer
+	if err := StackPNGKey(&b, 4*vg.Inch, 6*vg.Inch, two, draw.Tiles{}, true, plot.New(), plot.New()); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.Bounds(); got.Dx() != 384 || got.Dy() != 576 {
+		t.Errorf("%v px, want 384×576 (4×6 in at 96 dpi)", got.Size())
+	}
+}
+
 // Rescue writes into a new folder of the temporary folder, and says why
 // when it cannot.
 func TestRescue(t *testing.T) {
