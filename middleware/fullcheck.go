@@ -70,7 +70,7 @@ func newFullCheck(cfg Evidence, checker check.Checker, mon Config, observer Obse
 // run runs the full check whenever one is due while the probes pass
 // checks, until ctx ends.
 func (f *fullCheck) run(ctx context.Context) {
-	for {
+	for ctx.Err() == nil {
 		wait := f.interval
 		if due := f.due(); f.probesPass() && f.active.Load() == 0 {
 			if wait = f.clock.Until(due); wait <= 0 {

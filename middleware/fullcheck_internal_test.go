@@ -87,11 +87,14 @@ func TestFullCheckSchedule(t *testing.T) {
 			return time.Time{}
 		}
 	}
-	waiting := func() {
+	// waiting waits for the loop's timer, and for the timer of a full
+	// check's timeout that ended the last run (n = 2): a fake clock's
+	// context keeps its timer until it fires, cancelled or not.
+	waiting := func(n int) {
 		t.Helper()
 		bctx, bcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer bcancel()
-		if err := r.clock.BlockUntilContext(bctx, 1); err != nil {
+		if err := r.clock.BlockUntilContext(bctx, n); err != nil {
 			t.Fatal("the full check's loop did not wait")
 		}
 	}
@@ -99,14 +102,14 @@ func TestFullCheckSchedule(t *testing.T) {
 	if at := next(); !at.Equal(t0) {
 		t.Errorf("first full check at %v, want at once", at.Sub(t0))
 	}
-	waiting()
+	waiting(2)
 	// An active check of a caller passes 20 s on: the next full check is
 	// due a minute after it.
 	r.clock.Advance(20 * time.Second)
 	f.activeStarted()
 	f.activeEnded(r.clock.Now(), nil)
 	r.clock.Advance(40 * time.Second) // the old due time: nothing runs
-	waiting()
+	waiting(1)
 	select {
 	case at := <-runs:
 		t.Fatalf("a full check ran at %v, 40 s after an active check passed", at.Sub(t0))
@@ -116,11 +119,11 @@ func TestFullCheckSchedule(t *testing.T) {
 	if at := next(); !at.Equal(t0.Add(80 * time.Second)) {
 		t.Errorf("second full check at %v, want 80s", at.Sub(t0))
 	}
-	waiting()
+	waiting(2)
 	// While another active check runs, none starts beside it.
 	f.activeStarted()
 	r.clock.Advance(2 * time.Minute)
-	waiting()
+	waiting(1)
 	select {
 	case at := <-runs:
 		t.Fatalf("a full check ran at %v beside an active check", at.Sub(t0))
@@ -131,5 +134,27 @@ func TestFullCheckSchedule(t *testing.T) {
 	f.forget()
 	if at := next(); !at.Equal(r.clock.Now()) {
 		t.Errorf("after a heal the full check ran at %v, want at once", at.Sub(t0))
+	}
+}
+
+// A full check due when the monitor stops is not run: run returns rather
+// than run checks whose outcome it drops, over and over.
+func TestFullCheckStopsWhenDue(t *testing.T) {
+	r := newProbeRig(t, Evidence{FullCheckPeriod: time.Minute})
+	f := r.ev.full
+	var calls atomic.Int32
+	f.checker = check.Func(func(context.Context) error { calls.Add(1); return nil })
+	f.probesPass = func() bool { return true }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // stopped, with the first full check due at once
+	done := make(chan struct{})
+	go func() { defer close(done); f.run(ctx) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("run did not return once stopped (%d checks run)", calls.Load())
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("%d full checks ran after the stop", n)
 	}
 }
