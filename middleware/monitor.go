@@ -370,12 +370,14 @@ func (m *Monitor) finish(r Result) {
 	if r.Abandoned {
 		return
 	}
-	m.state.record(r)
 	if r.Source == SourceProbe {
+		// Before the record, which wakes a loop standing down: it must
+		// see this probe when it looks again.
 		m.mu.Lock()
 		m.lastProbe = r.Start.Add(r.Duration)
 		m.mu.Unlock()
 	}
+	m.state.record(r)
 }
 
 // decide runs check bounded by ctx (or lets the evidence decide) and returns
