@@ -14,10 +14,12 @@ import (
 // failed: the tunnel kept sending and nothing came back.
 var ErrSilentTunnel = errors.New("traffic evidence: sending into silence")
 
-// A sample is the counters read at one moment.
+// A sample is the counters read at one moment, and the most the light
+// probes had sent by then (own).
 type sample struct {
-	at time.Time
-	c  Counters
+	at  time.Time
+	c   Counters
+	own uint64
 }
 
 // counterSilence samples a tunnel's counters every Interval and fails a
@@ -27,6 +29,11 @@ type sample struct {
 type counterSilence struct {
 	cfg   Evidence
 	clock clockwork.Clock
+	// own returns the most the light probes have sent through the tunnel
+	// so far: the silence rule leaves it out, since a quiet probe target
+	// (see [Evidence]) decides nothing, and on an idle tunnel the probes'
+	// own packets into its silence are all that is sent.
+	own func() uint64
 
 	mu sync.Mutex
 	// last is the latest sample, zero before the first and after a gap.
@@ -42,8 +49,8 @@ type counterSilence struct {
 	err  error
 }
 
-func newCounterSilence(cfg Evidence, clock clockwork.Clock) *counterSilence {
-	return &counterSilence{cfg: cfg, clock: clock}
+func newCounterSilence(cfg Evidence, clock clockwork.Clock, own func() uint64) *counterSilence {
+	return &counterSilence{cfg: cfg, clock: clock, own: own}
 }
 
 // run samples every Interval until ctx ends.
@@ -60,11 +67,12 @@ func (s *counterSilence) run(ctx context.Context) {
 
 // sample reads the counters once and folds them in.
 func (s *counterSilence) sample() {
+	own := s.own() // before the counters: they may count more, never less
 	c, err := s.cfg.Source.ReadCounters()
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := sample{at: now, c: c}
+	cur := sample{at: now, c: c, own: own}
 	s.read, s.err = true, err
 	switch {
 	case err != nil:
@@ -92,9 +100,9 @@ func (s *counterSilence) latest() (Counters, bool, error) {
 }
 
 // decide returns the counters' verdict now: a failure when the tunnel has
-// sent MinSentBytes or more into silence for a Window, pending while that
-// silence is younger, nothing otherwise (or when the samples are not
-// fresh).
+// sent MinSentBytes or more into silence for a Window, besides the light
+// probes, pending while that silence is younger, nothing otherwise (or
+// when the samples are not fresh).
 func (s *counterSilence) decide(now time.Time) verdict {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,6 +110,7 @@ func (s *counterSilence) decide(now time.Time) verdict {
 		return verdict{}
 	}
 	sent := s.last.c.TxBytes - s.quiet.c.TxBytes
+	sent -= min(sent, s.last.own-s.quiet.own)
 	if sent < s.cfg.MinSentBytes {
 		return verdict{}
 	}

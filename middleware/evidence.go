@@ -272,7 +272,7 @@ func newEvidence(cfg Evidence, checker check.Checker, mon Config, observer Obser
 		}
 	}
 	if cfg.Source != nil {
-		e.counters = newCounterSilence(cfg, clock)
+		e.counters = newCounterSilence(cfg, clock, e.probesSent)
 		e.sources = append(e.sources, e.counters)
 	}
 	if cfg.Delivery != nil {
@@ -280,6 +280,16 @@ func newEvidence(cfg Evidence, checker check.Checker, mon Config, observer Obser
 		e.sources = append(e.sources, e.delivery)
 	}
 	return e
+}
+
+// probesSent returns the most the light probes have sent through the
+// tunnel so far (see ownBytes).
+func (e *evidence) probesSent() uint64 {
+	var n uint64
+	for _, p := range e.proofs {
+		n += p.sentBytes.Load()
+	}
+	return n
 }
 
 // run runs every source until ctx ends, and with Incarnation, watches for

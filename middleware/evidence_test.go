@@ -419,3 +419,53 @@ func TestQuietLightProbeSaysWhyTheActiveCheckDecided(t *testing.T) {
 		t.Errorf("quiet target, dead tunnel: %d %q, want the active check's failure and why it decided", code, body)
 	}
 }
+
+// On an idle tunnel whose light probe target is quiet, the probes' own
+// packets are all that goes out: the counters' silence rule leaves them
+// out, so that a quiet target decides nothing (the active check does),
+// while the users' traffic into silence still fails a check.
+func TestCountersLeaveOutTheLightProbesOwnPackets(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	var tx atomic.Uint64
+	ended := make(chan struct{}, 64)
+	ev := middleware.Evidence{Interval: 500 * time.Millisecond, FullCheckPeriod: -1,
+		Source: middleware.CounterSourceFunc(func() (middleware.Counters, error) {
+			return middleware.Counters{TxBytes: tx.Load()}, nil
+		}),
+		Probes: []middleware.LightProbe{{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error {
+			tx.Add(84) // an echo request: 20 + 8 + 56 bytes
+			return errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
+		})}},
+	}
+	mon, err := middleware.New(check.Func(func(context.Context) error { return nil }), middleware.Config{
+		Mode: middleware.ModeProbe, Clock: clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
+		Observer: middleware.ObserverFuncs{OnLightProbe: func(middleware.LightProbeResult) { ended <- struct{}{} }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	defer func() { stop(); <-done }()
+	step := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-ended:
+			case <-time.After(hangGuard):
+				t.Fatal("a light probe did not end")
+			}
+			clock.Advance(ev.Interval)
+		}
+	}
+	step(120) // a minute: 120 echoes, 10,080 bytes into silence
+	if r := mon.Probe(context.Background()); !r.Passed() {
+		t.Errorf("a quiet target on an idle, working tunnel: %v (decided by %s), want the active check's pass", r.Err, r.DecidedBy())
+	}
+	tx.Add(64 << 10) // the users' data, unanswered
+	step(8)
+	if r := mon.Probe(context.Background()); !errors.Is(r.Err, middleware.ErrSilentTunnel) {
+		t.Errorf("the users' data into silence: %v, want %v", r.Err, middleware.ErrSilentTunnel)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -105,6 +106,9 @@ type proofOfLife struct {
 	lightProbe LightProbe
 	clock      clockwork.Clock
 	observer   LightProbeObserver // nil: none
+	// sentBytes bounds what the probes sent added to the tunnel's sent
+	// counters (see ownBytes), for the counters' silence rule to leave out.
+	sentBytes atomic.Uint64
 
 	mu sync.Mutex
 	// lastAnswer is when the latest answer arrived. firstUnanswered is
@@ -193,6 +197,7 @@ func (p *proofOfLife) run(ctx context.Context) {
 		select {
 		case slots <- struct{}{}:
 			if sent, size, big := p.sentBig(); big {
+				p.sentBytes.Add(ownBytes(p.lightProbe.Kind, size))
 				inFlight.Go(func() {
 					defer func() { <-slots }()
 					p.probeBig(ctx, sent, size)
@@ -200,6 +205,7 @@ func (p *proofOfLife) run(ctx context.Context) {
 				break
 			}
 			sent := p.sent()
+			p.sentBytes.Add(ownBytes(p.lightProbe.Kind, 0))
 			inFlight.Go(func() {
 				defer func() { <-slots }()
 				p.probe(ctx, sent)
@@ -212,6 +218,27 @@ func (p *proofOfLife) run(ctx context.Context) {
 		case <-next:
 		}
 	}
+}
+
+// Bounds of what one light probe adds to the tunnel's sent counters: a
+// small probe's packet (an echo, a query for a fresh name, a SYN) is under
+// smallProbeBytes, a probe of the path MTU is its size; a tunnel adds at
+// most tunnelOverhead to each (WireGuard's header, tag and padding:
+// 63 bytes; OpenVPN's less); a TCP probe's SYN may go three times before
+// its timeout.
+const (
+	smallProbeBytes = 128
+	tunnelOverhead  = 80
+)
+
+// ownBytes returns the most that one probe of kind, of size bytes (0: a
+// small one), adds to the tunnel's sent counters.
+func ownBytes(kind string, size int) uint64 {
+	n := uint64(max(size, smallProbeBytes) + tunnelOverhead)
+	if kind == "tcp" {
+		n *= 3
+	}
+	return n
 }
 
 // probe runs one probe sent at sent and records its end.
