@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -193,14 +192,13 @@ func (m *Monitor) CheckHandler() http.Handler {
 			badRequest(w, err)
 			return
 		}
-		// A bare /check/ takes the check timeout: Probe gives it to a
-		// context without a deadline.
-		ctx := r.Context()
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = clockwork.WithTimeout(ctx, m.cfg.Clock, min(timeout, m.cfg.MaxCheckTimeout))
-			defer cancel()
+		// A bare /check/ takes the check timeout, also where a router's
+		// own timeout gave the request a later deadline.
+		if timeout == 0 {
+			timeout = m.cfg.Timeouts[0]
 		}
+		ctx, cancel := clockwork.WithTimeout(r.Context(), m.cfg.Clock, min(timeout, m.cfg.MaxCheckTimeout))
+		defer cancel()
 		// Answer even when the request's context ended: the client may be
 		// gone, but when the server cancelled it (shutdown) the client is
 		// still there and must not read an empty 200 as a pass.

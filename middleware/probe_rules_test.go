@@ -3,10 +3,14 @@ package middleware_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
@@ -163,5 +167,43 @@ func TestBareCheckTakesTheCheckTimeout(t *testing.T) {
 	}
 	if s := m.Snapshot(); s.Last == nil || s.Last.Duration != 9*time.Second || s.Status != middleware.StatusUnhealthy {
 		t.Errorf("recorded %+v, %v; want the 9 s timeout, unhealthy", s.Last, s.Status)
+	}
+}
+
+// A bare /check/ behind a router that gives every request a deadline of its
+// own (chi's Timeout, http.TimeoutHandler) still takes the check timeout.
+func TestBareCheckBehindARouterTimeout(t *testing.T) {
+	started := make(chan struct{}, 1)
+	hang := check.Func(func(ctx context.Context) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	clock := clockwork.NewFakeClockAt(epoch)
+	m, err := middleware.New(hang, middleware.Config{Mode: middleware.ModeProbe, Clock: clock, Timeouts: []time.Duration{9 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	routerTimeout := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+	srv := httptest.NewServer(routerTimeout(m.Handler()))
+	defer srv.Close()
+	pending := getAsync(t, srv.URL+"/check/")
+	select {
+	case <-started:
+	case <-time.After(hangGuard):
+		t.Fatal("the check did not start")
+	}
+	if err := clock.BlockUntilContext(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(9 * time.Second)
+	if r := receive(t, pending); r.code != 503 || !strings.Contains(r.body, "timed out") {
+		t.Errorf("bare /check/ behind a 1-minute router timeout, after 9 s: %d %q, want a timeout", r.code, r.body)
 	}
 }
