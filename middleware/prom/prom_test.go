@@ -463,7 +463,12 @@ func TestDeliveryDecisionAndSilentProbe(t *testing.T) {
 			t.Fatalf("reading %d of the delivery did not come", i+1)
 		}
 		if i == 0 {
-			clock.BlockUntilContext(ctx, 2) // the delivery's and the probe's timers
+			wctx, wcancel := context.WithTimeout(ctx, hangGuard)
+			err := clock.BlockUntilContext(wctx, 2) // the delivery's and the probe's timers
+			wcancel()
+			if err != nil {
+				t.Fatal("the delivery's and the light probe's timers were not set")
+			}
 			clock.Advance(time.Second)
 		}
 	}
