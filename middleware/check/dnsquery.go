@@ -57,7 +57,9 @@ type DNSQuery struct {
 	// answer proves the big query arrived. On a socket of this host's (no
 	// Dialer, or a BoundDialer) it is sent with Don't Fragment whatever
 	// MTU the kernel learnt for the path, as an ICMP check's is: fragments
-	// of it would cross a path that drops the whole. Zero: no padding.
+	// of it would cross a path that drops the whole; that needs Linux, and
+	// elsewhere such a query on a socket of this host's fails, as an ICMP
+	// check's of a Size does. Zero: no padding.
 	Size int
 }
 
