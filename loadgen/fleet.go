@@ -30,7 +30,8 @@ type Fleet struct {
 	// every child's has ended: the merged result's window starts with the
 	// first and ends with the last. OnWindowEnd is never called when a
 	// child ends without a window (it failed, or was stopped before it
-	// started). From the goroutines reading the children, one at a time.
+	// started). Each is called once at most, from a goroutine reading a
+	// child, the end after the start.
 	OnWindowStart, OnWindowEnd func()
 	// StartTimeout bounds the wait for every child to be ready; zero means
 	// 30 s.
