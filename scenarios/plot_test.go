@@ -193,3 +193,30 @@ func TestSummaryPoints(t *testing.T) {
 		}
 	}
 }
+
+// Points set apart stay in their region: two detections just under the
+// outage's length are not spread into the missed column, and many missed
+// points stay within it.
+func TestSetApartKeepsRegions(t *testing.T) {
+	bounds := []float64{60, 108}
+	pts := []plotter.XY{{X: 59, Y: 0}, {X: 60, Y: 0}}
+	setApart(pts, bounds)
+	for _, p := range pts {
+		if p.X > 60 {
+			t.Errorf("a detection drawn at %.1f s, in the missed column past 60 s: %v", p.X, pts)
+		}
+	}
+	if pts[0].X >= pts[1].X {
+		t.Errorf("not set apart: %v", pts)
+	}
+	missed := make([]plotter.XY, 9)
+	for i := range missed {
+		missed[i] = plotter.XY{X: math.Sqrt(60 * 108)}
+	}
+	setApart(missed, bounds)
+	for _, p := range missed {
+		if p.X <= 60 || p.X > 108 {
+			t.Errorf("a missed point drawn at %.1f s, outside its column (60, 108]: %v", p.X, missed)
+		}
+	}
+}

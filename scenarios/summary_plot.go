@@ -133,8 +133,8 @@ func (r *Report) summary() (*summaryFigure, error) {
 		restarts[i] = plotter.XY{X: f.axis.x(c), Y: float64(c.FalseRestarts)}
 		heals[i] = plotter.XY{X: f.axis.x(c), Y: float64(c.FalseHeals)}
 	}
-	setApart(restarts)
-	setApart(heals)
+	setApart(restarts, f.axis.bounds())
+	setApart(heals, f.axis.bounds())
 	columns := f.axis.columns(f.restarts, f.heals)
 	var configs []output.KeyEntry
 	for i, name := range names {
@@ -255,9 +255,20 @@ func (countTicks) Ticks(lo, hi float64) []plot.Tick {
 const apart = 1.12
 
 // setApart spreads the points of pts that would cover each other (the same
-// count, x within apart of each other) sideways around their middle,
-// leaving their counts as they are.
-func setApart(pts []plotter.XY) {
+// count, x within apart of each other, in the same region between bounds)
+// sideways around their middle, leaving their counts as they are, and
+// keeps each within its region: a configuration that detected the outage
+// is never drawn in the missed column, nor a missed one past it.
+func setApart(pts []plotter.XY, bounds []float64) {
+	region := func(x float64) int {
+		n := 0
+		for _, b := range bounds {
+			if x > b {
+				n++
+			}
+		}
+		return n
+	}
 	order := make([]int, len(pts))
 	for i := range order {
 		order[i] = i
@@ -266,18 +277,42 @@ func setApart(pts []plotter.XY) {
 		return cmp.Or(cmp.Compare(pts[i].Y, pts[j].Y), cmp.Compare(pts[i].X, pts[j].X))
 	})
 	for start := 0; start < len(order); {
+		first := pts[order[start]]
 		end := start + 1
-		for end < len(order) && pts[order[end]].Y == pts[order[start]].Y && pts[order[end]].X < pts[order[end-1]].X*apart {
+		for end < len(order) && pts[order[end]].Y == first.Y && region(pts[order[end]].X) == region(first.X) &&
+			pts[order[end]].X < pts[order[end-1]].X*apart {
 			end++
 		}
 		if n := end - start; n > 1 {
-			mid := math.Sqrt(pts[order[start]].X * pts[order[end-1]].X)
+			r := region(first.X)
+			lo, hi := 1.0, math.Inf(1) // the axis starts at 1 s
+			if r > 0 {
+				lo = bounds[r-1]
+			}
+			if r < len(bounds) {
+				hi = bounds[r]
+			}
+			step := min(apart, math.Pow(hi/lo, 1/float64(n)))
+			half := math.Pow(step, float64(n-1)/2)
+			mid := min(max(math.Sqrt(first.X*pts[order[end-1]].X), lo*half), hi/half)
 			for k, i := range order[start:end] {
-				pts[i].X = mid * math.Pow(apart, float64(k)-float64(n-1)/2)
+				pts[i].X = mid * math.Pow(step, float64(k)-float64(n-1)/2)
 			}
 		}
 		start = end
 	}
+}
+
+// bounds returns where the x axis's regions meet: the outage's length,
+// and the ends of the missed and too-short columns.
+func (a summaryAxis) bounds() []float64 {
+	var b []float64
+	for _, x := range []float64{a.outage, a.missed[1], a.tooShort[1]} {
+		if x > 0 {
+			b = append(b, x)
+		}
+	}
+	return b
 }
 
 // The colours and shapes that tell the configurations apart.
