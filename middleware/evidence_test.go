@@ -146,10 +146,11 @@ type probeRun struct {
 	up     atomic.Bool
 	active atomic.Int32
 	ended  chan middleware.LightProbeResult
+	probes int // how many light probes the monitor sends each Interval
 }
 
 func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
-	r := &probeRun{t: t, clock: clockwork.NewFakeClockAt(epoch), ended: make(chan middleware.LightProbeResult, 64)}
+	r := newRun(t)
 	r.up.Store(true)
 	ev.Interval = 500 * time.Millisecond // the tests step by it
 	if ev.FullCheckPeriod == 0 {
@@ -161,7 +162,19 @@ func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
 		}
 		return errors.New("icmp 10.64.0.1: echo reply: network is unreachable")
 	})}}
-	checker := check.Func(func(context.Context) error { r.active.Add(1); return errors.New("tls: handshake timeout") })
+	r.start(check.Func(func(context.Context) error { r.active.Add(1); return errors.New("tls: handshake timeout") }), ev)
+	return r
+}
+
+func newRun(t *testing.T) *probeRun {
+	return &probeRun{t: t, clock: clockwork.NewFakeClockAt(epoch), ended: make(chan middleware.LightProbeResult, 64)}
+}
+
+// start runs a probe-mode monitor of checker with ev (its check timeout
+// 9 s) until the test ends, and waits for the first light probes' ends,
+// sent at once.
+func (r *probeRun) start(checker check.Checker, ev middleware.Evidence) {
+	t := r.t
 	mon, err := middleware.New(checker, middleware.Config{
 		Mode: middleware.ModeProbe, Clock: r.clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
 		Observer: middleware.ObserverFuncs{OnLightProbe: func(p middleware.LightProbeResult) { r.ended <- p }},
@@ -169,7 +182,7 @@ func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.mon = mon
+	r.mon, r.probes = mon, len(ev.Probes)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mon.Run(ctx) }()
@@ -179,8 +192,21 @@ func newProbeRun(t *testing.T, ev middleware.Evidence) *probeRun {
 			t.Error(err)
 		}
 	})
-	r.wait() // the first probe, sent at once
-	return r
+	for range r.probes {
+		r.wait()
+	}
+}
+
+// ticks lets n Intervals pass, each time taking the end of every light
+// probe sent.
+func (r *probeRun) ticks(n int, interval time.Duration) {
+	r.t.Helper()
+	for range n {
+		r.clock.Advance(interval)
+		for range r.probes {
+			r.wait()
+		}
+	}
 }
 
 // wait takes the next light probe's end.
@@ -306,62 +332,31 @@ func TestEvidenceSampledByRun(t *testing.T) {
 // passes; a target silent while another answers fails nothing and is
 // reported; once every target is silent for a window, the check fails.
 func TestSeveralLightProbesAnyAnswerIsProof(t *testing.T) {
-	clock := clockwork.NewFakeClockAt(epoch)
-	var up atomic.Bool
-	up.Store(true)
-	ended := make(chan struct{}, 64)
-	quiet := errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
+	r := newRun(t)
+	r.up.Store(true)
 	ev := middleware.Evidence{Interval: 500 * time.Millisecond, FullCheckPeriod: -1, Probes: []middleware.LightProbe{
 		{Kind: "icmp", Target: "1.1.1.1", Check: check.Func(func(context.Context) error {
-			if up.Load() {
+			if r.up.Load() {
 				return nil
 			}
 			return errors.New("icmp 1.1.1.1: echo reply: i/o timeout")
 		})},
-		{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error { return quiet })},
+		{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error {
+			return errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
+		})},
 	}}
-	mon, err := middleware.New(check.Func(func(context.Context) error { return errors.New("tls: handshake timeout") }), middleware.Config{
-		Mode: middleware.ModeProbe, Clock: clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
-		Observer: middleware.ObserverFuncs{OnLightProbe: func(middleware.LightProbeResult) { ended <- struct{}{} }},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mon.Run(ctx) }()
-	defer func() { stop(); <-done }()
-	step := func() {
-		t.Helper()
-		for range 2 { // one end for each target
-			select {
-			case <-ended:
-			case <-time.After(hangGuard):
-				t.Fatal("a light probe did not end")
-			}
-		}
-		clock.Advance(ev.Interval)
-	}
-	get := func(path string) (int, string) {
-		rec := httptest.NewRecorder()
-		mon.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		return rec.Code, rec.Body.String()
-	}
-	for range 8 {
-		step()
-	}
-	if code, body := get("/check/"); code != http.StatusOK || !strings.Contains(body, "icmp 1.1.1.1 answered") ||
+	r.start(check.Func(func(context.Context) error { return errors.New("tls: handshake timeout") }), ev)
+	r.ticks(8, ev.Interval)
+	if code, body := r.get("/check/"); code != http.StatusOK || !strings.Contains(body, "icmp 1.1.1.1 answered") ||
 		!strings.Contains(body, "light probe icmp 9.9.9.9 silent while icmp 1.1.1.1 answers: its silence fails nothing") {
 		t.Errorf("one target silent, the other answering: %d %q", code, body)
 	}
-	if _, js := get("/?format=json"); strings.Count(js, `"target": "`) != 2 {
+	if _, js := r.get("/?format=json"); strings.Count(js, `"target": "`) != 2 {
 		t.Errorf("JSON does not list both targets:\n%s", js)
 	}
-	up.Store(false)
-	for range 8 {
-		step()
-	}
-	if code, body := get("/check/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "no proof of life") {
+	r.up.Store(false)
+	r.ticks(8, ev.Interval)
+	if code, body := r.get("/check/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "no proof of life") {
 		t.Errorf("both silent: %d %q, want a failure", code, body)
 	}
 }
@@ -370,102 +365,28 @@ func TestSeveralLightProbesAnyAnswerIsProof(t *testing.T) {
 // tunnel works the status says the probe proves nothing; once the active
 // check fails it says why that took longer than the probe's window.
 func TestQuietLightProbeSaysWhyTheActiveCheckDecided(t *testing.T) {
-	clock := clockwork.NewFakeClockAt(epoch)
-	var up atomic.Bool
-	up.Store(true)
-	ended := make(chan struct{}, 64)
+	r := newRun(t)
+	r.up.Store(true)
 	ev := middleware.Evidence{Interval: 500 * time.Millisecond, FullCheckPeriod: -1, Probes: []middleware.LightProbe{
 		{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error {
 			return errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
 		})},
 	}}
-	mon, err := middleware.New(check.Func(func(context.Context) error {
-		if up.Load() {
+	r.start(check.Func(func(context.Context) error {
+		if r.up.Load() {
 			return nil
 		}
 		return errors.New("tls: connection refused")
-	}), middleware.Config{
-		Mode: middleware.ModeProbe, Clock: clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
-		Observer: middleware.ObserverFuncs{OnLightProbe: func(middleware.LightProbeResult) { ended <- struct{}{} }},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mon.Run(ctx) }()
-	defer func() { stop(); <-done }()
-	for range 8 {
-		select {
-		case <-ended:
-		case <-time.After(hangGuard):
-			t.Fatal("a light probe did not end")
-		}
-		clock.Advance(ev.Interval)
-	}
-	get := func(path string) (int, string) {
-		rec := httptest.NewRecorder()
-		mon.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		return rec.Code, rec.Body.String()
-	}
-	if code, body := get("/check/"); code != http.StatusOK ||
+	}), ev)
+	r.ticks(8, ev.Interval)
+	if code, body := r.get("/check/"); code != http.StatusOK ||
 		!strings.Contains(body, "light probe silent while the tunnel works (the last check passed on active): icmp 9.9.9.9 proves nothing now") {
 		t.Errorf("quiet target, working tunnel: %d %q", code, body)
 	}
-	up.Store(false)
-	code, body := get("/check/")
+	r.up.Store(false)
+	code, body := r.get("/check/")
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") ||
 		!strings.Contains(body, "light probe icmp 9.9.9.9 silent, which decides nothing: the active check decided, which takes up to its 9s timeout where a target that answers fails a dead tunnel within the 3s window") {
 		t.Errorf("quiet target, dead tunnel: %d %q, want the active check's failure and why it decided", code, body)
-	}
-}
-
-// On an idle tunnel whose light probe target is quiet, the probes' own
-// packets are all that goes out: the counters' silence rule leaves them
-// out, so that a quiet target decides nothing (the active check does),
-// while the users' traffic into silence still fails a check.
-func TestCountersLeaveOutTheLightProbesOwnPackets(t *testing.T) {
-	clock := clockwork.NewFakeClockAt(epoch)
-	var tx atomic.Uint64
-	ended := make(chan struct{}, 64)
-	ev := middleware.Evidence{Interval: 500 * time.Millisecond, FullCheckPeriod: -1,
-		Source: middleware.CounterSourceFunc(func() (middleware.Counters, error) {
-			return middleware.Counters{TxBytes: tx.Load()}, nil
-		}),
-		Probes: []middleware.LightProbe{{Kind: "icmp", Target: "9.9.9.9", Check: check.Func(func(context.Context) error {
-			tx.Add(84) // an echo request: 20 + 8 + 56 bytes
-			return errors.New("icmp 9.9.9.9: echo reply: i/o timeout")
-		})}},
-	}
-	mon, err := middleware.New(check.Func(func(context.Context) error { return nil }), middleware.Config{
-		Mode: middleware.ModeProbe, Clock: clock, Evidence: &ev, Timeouts: middleware.Ladder{9 * time.Second},
-		Observer: middleware.ObserverFuncs{OnLightProbe: func(middleware.LightProbeResult) { ended <- struct{}{} }},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mon.Run(ctx) }()
-	defer func() { stop(); <-done }()
-	step := func(n int) {
-		t.Helper()
-		for range n {
-			select {
-			case <-ended:
-			case <-time.After(hangGuard):
-				t.Fatal("a light probe did not end")
-			}
-			clock.Advance(ev.Interval)
-		}
-	}
-	step(120) // a minute: 120 echoes, 10,080 bytes into silence
-	if r := mon.Probe(context.Background()); !r.Passed() {
-		t.Errorf("a quiet target on an idle, working tunnel: %v (decided by %s), want the active check's pass", r.Err, r.DecidedBy())
-	}
-	tx.Add(64 << 10) // the users' data, unanswered
-	step(8)
-	if r := mon.Probe(context.Background()); !errors.Is(r.Err, middleware.ErrSilentTunnel) {
-		t.Errorf("the users' data into silence: %v, want %v", r.Err, middleware.ErrSilentTunnel)
 	}
 }

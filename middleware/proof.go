@@ -197,7 +197,6 @@ func (p *proofOfLife) run(ctx context.Context) {
 		select {
 		case slots <- struct{}{}:
 			if sent, size, big := p.sentBig(); big {
-				p.sentBytes.Add(ownBytes(p.lightProbe.Kind, size))
 				inFlight.Go(func() {
 					defer func() { <-slots }()
 					p.probeBig(ctx, sent, size)
@@ -205,7 +204,6 @@ func (p *proofOfLife) run(ctx context.Context) {
 				break
 			}
 			sent := p.sent()
-			p.sentBytes.Add(ownBytes(p.lightProbe.Kind, 0))
 			inFlight.Go(func() {
 				defer func() { <-slots }()
 				p.probe(ctx, sent)
@@ -285,7 +283,9 @@ func (p *proofOfLife) sentBig() (at time.Time, size int, big bool) {
 	defer p.mu.Unlock()
 	at = p.clock.Now()
 	p.lastSent = at // the sender is alive; the probe's silence counts for nothing
-	return at, p.mtu.next(at, mtu), true
+	size = p.mtu.next(at, mtu)
+	p.sentBytes.Add(ownBytes(p.lightProbe.Kind, size))
+	return at, size, true
 }
 
 // probeBig runs one probe of the path MTU of size bytes, sent at sent, and
@@ -326,6 +326,7 @@ func (p *proofOfLife) sent() time.Time {
 	}
 	p.unanswered++
 	p.lastSent = at
+	p.sentBytes.Add(ownBytes(p.lightProbe.Kind, 0))
 	p.notify()
 	return at
 }

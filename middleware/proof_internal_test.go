@@ -604,3 +604,20 @@ func TestProofOfLifeQuietTargetRestartsAWorkingTunnelOnce(t *testing.T) {
 		t.Errorf("the target answers the new tunnel: %s", got)
 	}
 }
+
+// On an idle tunnel whose light probe target is quiet, the probes' own
+// packets are all that goes out: the counters' silence rule leaves them
+// out, so that the quiet target decides nothing (the active check does),
+// while the users' data into silence still fails a check.
+func TestCountersLeaveOutTheLightProbesOwnPackets(t *testing.T) {
+	r := newProbeRig(t, Evidence{})
+	// A minute of echoes (84 bytes each: 20 of IP, 8 of ICMP, 56 of data),
+	// none answered: 10 kB into silence.
+	if got := r.ticks(120, false, 0, 0, 84); got != strings.Repeat(".", 120) {
+		t.Errorf("a quiet target on an idle tunnel: %s, want nothing decided", got)
+	}
+	r.ticks(8, false, 0, 0, 8<<10) // the users' data, unanswered
+	if v := r.tick(false, 0, 0, 0); !v.ok || !errors.Is(v.err, ErrSilentTunnel) {
+		t.Errorf("the users' data into silence: %+v, want %v", v, ErrSilentTunnel)
+	}
+}
