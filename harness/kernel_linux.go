@@ -3,8 +3,8 @@ package harness
 import (
 	"fmt"
 	"net/netip"
+	"syscall"
 
-	"github.com/vishvananda/netlink"
 	"golang.zx2c4.com/wireguard/tun"
 )
 
@@ -24,20 +24,8 @@ func createKernelTUN(name string, mtu int) (tun.Device, error) {
 // prefix of the tunnel's network and brings it up: the kernel's connected
 // route then sends that network through the tunnel, and everything else
 // the usual way (the link among it, so the tunnel's own packets never loop).
-func configureKernelTUN(name string, addr netip.Prefix) error {
-	link, err := netlink.LinkByName(name)
-	if err != nil {
-		return fmt.Errorf("harness: %s: %w", name, err)
-	}
-	a, err := netlink.ParseAddr(addr.String())
-	if err != nil {
-		return err
-	}
-	if err := netlink.AddrAdd(link, a); err != nil {
-		return fmt.Errorf("harness: address %s on %s: %w", addr, name, err)
-	}
-	if err := netlink.LinkSetUp(link); err != nil {
-		return fmt.Errorf("harness: %s up: %w", name, err)
-	}
-	return nil
-}
+func configureKernelTUN(name string, addr netip.Prefix) error { return addrUp(name, addr) }
+
+// dieWithParent makes a child process get SIGKILL when this one dies, so
+// that not even a SIGKILL of the lab leaves an openvpn behind.
+func dieWithParent() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }

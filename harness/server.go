@@ -3,13 +3,10 @@ package harness
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
@@ -46,16 +43,10 @@ type ServerConfig struct {
 // EchoPort and a DNS server for the lab's names on DNSPort (UDP); the
 // netstack answers ICMP echo requests to its address.
 type Server struct {
-	cfg    ServerConfig
-	ca     *CA
-	peer   *peer
-	target *TLSTarget
-	// The sinks speak the load generator's protocol (package
-	// loadgen/sink), so a load through the lab can ask for downloads.
-	sink, echo   sink.Server
-	stopSinks    context.CancelFunc
-	sinksStopped sync.WaitGroup
-	dns          net.PacketConn
+	cfg  ServerConfig
+	ca   *CA
+	peer *peer
+	svc  services
 }
 
 // NewServer returns a Server; it starts nothing until Start.
@@ -63,9 +54,7 @@ func NewServer(cfg ServerConfig) *Server {
 	cfg.Addr = cmp.Or(cfg.Addr, ServerTunnelAddr)
 	cfg.ClientAddr = cmp.Or(cfg.ClientAddr, ClientTunnelAddr)
 	cfg.MTU = cmp.Or(cfg.MTU, DefaultMTU)
-	s := &Server{cfg: cfg}
-	s.echo.Echo = true
-	return s
+	return &Server{cfg: cfg}
 }
 
 // Start generates the CA (and the key if none was given), brings the
@@ -114,38 +103,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.peer = p
-	if err := s.serve(cert); err != nil {
+	if err := s.svc.start(s.peer.tun, s.cfg.Addr, cert); err != nil {
 		s.Close()
 		return err
 	}
-	return nil
-}
-
-// serve starts the services on the started device's netstack: the TLS
-// target with cert, the two sinks and the DNS server. They run until
-// Close, which also cleans up after an error here.
-func (s *Server) serve(cert tls.Certificate) error {
-	tl, err := s.peer.tun.ListenTCP(s.TLSAddr())
-	if err != nil {
-		return fmt.Errorf("harness: TLS target listen: %w", err)
-	}
-	s.target = StartTLSTarget(tl, cert)
-	sinkCtx, stop := context.WithCancel(context.Background())
-	s.stopSinks = stop
-	for _, x := range []struct {
-		sink *sink.Server
-		addr netip.AddrPort
-	}{{&s.sink, s.SinkAddr()}, {&s.echo, s.EchoAddr()}} {
-		ln, err := s.peer.tun.ListenTCP(x.addr)
-		if err != nil {
-			return fmt.Errorf("harness: sink listen: %w", err)
-		}
-		s.sinksStopped.Go(func() { _ = x.sink.Serve(sinkCtx, ln) })
-	}
-	if s.dns, err = s.peer.tun.ListenUDP(s.DNSAddr()); err != nil {
-		return fmt.Errorf("harness: DNS listen: %w", err)
-	}
-	s.sinksStopped.Go(func() { serveDNS(s.dns, labHosts(s.cfg.Addr)) })
 	return nil
 }
 
@@ -154,20 +115,10 @@ func (s *Server) Close() error {
 	if s.peer == nil {
 		return nil
 	}
-	var errs []error
-	if s.target != nil {
-		errs = append(errs, s.target.Close())
-	}
-	if s.dns != nil {
-		s.dns.Close() // ends serveDNS
-	}
-	if s.stopSinks != nil {
-		s.stopSinks()
-	}
-	s.sinksStopped.Wait()
+	err := s.svc.close()
 	s.peer.close()
 	s.peer = nil
-	return errors.Join(errs...)
+	return err
 }
 
 // PublicKey is the server's public key (valid after Start).
@@ -201,4 +152,4 @@ func (s *Server) Drop(kinds ...string) error {
 }
 
 // SinkStats are the counters of the discarding sink.
-func (s *Server) SinkStats() sink.Stats { return s.sink.Stats() }
+func (s *Server) SinkStats() sink.Stats { return s.svc.sink.Stats() }

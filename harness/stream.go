@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"time"
 )
@@ -35,6 +36,12 @@ func (s *Server) Stream(ctx context.Context, rate Rate) error {
 		}
 		return fmt.Errorf("harness: stream: %w", err)
 	}
+	return stream(ctx, conn, rate)
+}
+
+// stream sends the stream of Stream on conn until ctx ends, then closes
+// conn.
+func stream(ctx context.Context, conn net.Conn, rate Rate) error {
 	defer conn.Close()
 	// A write blocked on a full stack must not outlive ctx.
 	defer context.AfterFunc(ctx, func() { conn.Close() })()

@@ -71,6 +71,16 @@ func serial() *big.Int {
 
 // Issue returns a server certificate for hosts (names or IP addresses).
 func (ca *CA) Issue(hosts ...string) (tls.Certificate, error) {
+	return ca.issue(x509.ExtKeyUsageServerAuth, hosts)
+}
+
+// IssueClient returns a client certificate with the common name name, for
+// a TLS client that authenticates itself (an OpenVPN client).
+func (ca *CA) IssueClient(name string) (tls.Certificate, error) {
+	return ca.issue(x509.ExtKeyUsageClientAuth, []string{name})
+}
+
+func (ca *CA) issue(usage x509.ExtKeyUsage, hosts []string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
@@ -81,7 +91,7 @@ func (ca *CA) Issue(hosts ...string) (tls.Certificate, error) {
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     ca.cert.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}
 	for _, h := range hosts {
 		if ip, err := netip.ParseAddr(h); err == nil {
@@ -95,4 +105,17 @@ func (ca *CA) Issue(hosts ...string) (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// PEM returns a certificate issued here and its private key, PEM encoded,
+// for files that other programs (openvpn) read.
+func PEM(c tls.Certificate) (cert, key []byte, err error) {
+	der, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range c.Certificate {
+		cert = append(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b})...)
+	}
+	return cert, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }

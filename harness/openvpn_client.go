@@ -1,0 +1,197 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
+	"github.com/tunnelprobe/tunnelprobe/middleware"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+	"github.com/tunnelprobe/tunnelprobe/middleware/preset"
+	"github.com/tunnelprobe/tunnelprobe/middleware/sockdiag"
+)
+
+// Restart stops the client's openvpn and starts a new one, as a heal or
+// the VPN container's loop does: every flow through the old tun0 breaks,
+// and the new tun0 appears once the new process has connected. It returns
+// once the new process runs. ctx can only stop a restart that has not
+// begun.
+func (o *OpenVPN) Restart(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.downLocked()
+	return o.upLocked()
+}
+
+// Down stops the client's openvpn, as a stopped VPN container does.
+func (o *OpenVPN) Down() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.proc == nil {
+		return ErrClientDown
+	}
+	o.downLocked()
+	return nil
+}
+
+// Up starts a new client openvpn after Down (or after it exited); it
+// returns once the process runs, as a container's start does.
+func (o *OpenVPN) Up(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.proc != nil {
+		return errors.New("harness: the OpenVPN client is up already")
+	}
+	return o.upLocked()
+}
+
+func (o *OpenVPN) downLocked() {
+	if o.proc != nil {
+		o.proc.stop()
+		o.proc = nil
+	}
+}
+
+// upLocked starts the client's openvpn and watches it: if it exits on its
+// own, it is down (proc nil) and Exits says so.
+func (o *OpenVPN) upLocked() error {
+	p, err := startOpenVPN(o.client, o.cfg.Binary, o.clientConf)
+	if err != nil {
+		return err
+	}
+	o.proc = p
+	o.watch.Go(func() {
+		<-p.done
+		crashed, err := p.crashed()
+		if !crashed {
+			return
+		}
+		o.mu.Lock()
+		if o.proc == p {
+			o.proc = nil
+		}
+		o.mu.Unlock()
+		select {
+		case o.exits <- err:
+		default: // one unread exit is enough to act on
+		}
+	})
+	return nil
+}
+
+// Exits receives an error each time the client's openvpn exits of its own
+// accord (it crashed, or was killed by someone else), not when Down,
+// Restart or Close stopped it: a VPN container whose process died, which
+// its orchestrator restarts. The client is down until Up.
+func (o *OpenVPN) Exits() <-chan error { return o.exits }
+
+// ClientPID is the process ID of the client's openvpn, 0 while it is down.
+func (o *OpenVPN) ClientPID() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.proc == nil {
+		return 0
+	}
+	return o.proc.cmd.Process.Pid
+}
+
+// DialContext dials from the client's namespace, bound to its tun0 (see
+// check.BoundDialer): a dial never leaves the tunnel another way, and
+// fails while the device is gone. An OpenVPN lab is a check.Dialer.
+func (o *OpenVPN) DialContext(ctx context.Context, network, address string) (c net.Conn, err error) {
+	err = o.client.Do(func() error {
+		c, err = check.BoundDialer(OpenVPNDevice).DialContext(ctx, network, address)
+		return err
+	})
+	return c, err
+}
+
+// ReadCounters reads the client's tun0 counters, as the VPN container's
+// health server would.
+func (o *OpenVPN) ReadCounters() (c middleware.Counters, err error) {
+	err = o.client.Do(func() error {
+		c, err = middleware.InterfaceCounters(OpenVPNDevice).ReadCounters()
+		return err
+	})
+	return c, err
+}
+
+// ReadDelivery reads the delivery of the TCP connections through the
+// client's tun0 from the kernel's socket table (package sockdiag).
+func (o *OpenVPN) ReadDelivery() (d middleware.Delivery, err error) {
+	err = o.client.Do(func() error {
+		d, err = sockdiag.Delivery{Interface: OpenVPNDevice}.ReadDelivery()
+		return err
+	})
+	return d, err
+}
+
+// LightProbe is an ICMP echo of the server's in-tunnel address, which the
+// server's kernel answers; its path MTU probes start at the tunnel's MTU.
+func (o *OpenVPN) LightProbe() middleware.LightProbe {
+	p := middleware.ICMPProbe(ServerTunnelAddr.String(), o)
+	p.MTU = func() (int, error) { return OpenVPNMTU, nil }
+	return p
+}
+
+// TLSCheck is the health check of the server's TLS target through the
+// tunnel, verified with the lab's CA.
+func (o *OpenVPN) TLSCheck() check.TLS {
+	return check.TLS{Address: o.TLSAddr().String(), ServerName: TLSHost, RootCAs: o.ca.Pool, Dialer: o}
+}
+
+// SmallCheck is the upstream VPN client's small check through the tunnel
+// (see Lab.SmallCheck).
+func (o *OpenVPN) SmallCheck() check.Checker {
+	return preset.UpstreamSmall(o, netip.AddrPortFrom(ServerTunnelAddr, DNSPort).String(), ServerTunnelAddr.String())
+}
+
+// CA is the CA of the TLS target (and of openvpn's certificates).
+func (o *OpenVPN) CA() *CA { return o.ca }
+
+// TLSAddr and SinkAddr are the in-tunnel service addresses.
+func (o *OpenVPN) TLSAddr() netip.AddrPort  { return netip.AddrPortFrom(ServerTunnelAddr, TLSPort) }
+func (o *OpenVPN) SinkAddr() netip.AddrPort { return netip.AddrPortFrom(ServerTunnelAddr, SinkPort) }
+
+// SinkStats is what the server's sink received.
+func (o *OpenVPN) SinkStats() sink.Stats { return o.svc.sink.Stats() }
+
+// Stream sends a one-way UDP stream from the server's namespace to the
+// client's StreamPort (see Server.Stream); the client's kernel drops it.
+func (o *OpenVPN) Stream(ctx context.Context, rate Rate) error {
+	if rate <= 0 {
+		return errors.New("harness: stream rate must be positive")
+	}
+	conn, err := nsNet{o.server}.DialContext(ctx, "udp", netip.AddrPortFrom(ClientTunnelAddr, StreamPort).String())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	return stream(ctx, conn, rate)
+}
+
+// ErrNoDrop is returned by Drop of a tunnel whose server side cannot
+// filter what reaches it.
+var ErrNoDrop = errors.New("harness: this tunnel's server side cannot drop packets by kind (only the WireGuard lab's netstack can)")
+
+// Drop is not supported on OpenVPN: the server's kernel has no filter of
+// the lab's (no nftables is assumed); none drops nothing.
+func (o *OpenVPN) Drop(kinds ...string) error {
+	if len(kinds) == 0 {
+		return nil
+	}
+	return ErrNoDrop
+}
+
+// Link is the shaped link the transport crosses.
+func (o *OpenVPN) Link() *Link { return o.link }

@@ -1,0 +1,148 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/netns"
+)
+
+// Start makes both namespaces and the underlay between them, writes the
+// PKI and the configurations, starts the server's openvpn, its targets,
+// the link and the client's openvpn, and waits until both ends say their
+// tunnel is up (within StartTimeout). An openvpn that exits or never
+// connects fails Start with its last output. ctx bounds the start only; on
+// error everything started is closed again.
+func (o *OpenVPN) Start(ctx context.Context) (err error) {
+	if o.dir != "" {
+		return errors.New("harness: OpenVPN lab already started")
+	}
+	if err := o.cfg.Link.Validate(); err != nil {
+		return err
+	}
+	if o.cfg.Transport != TransportUDP && o.cfg.Transport != TransportTCP {
+		return fmt.Errorf("harness: OpenVPN transport %q: want %s or %s", o.cfg.Transport, TransportUDP, TransportTCP)
+	}
+	if err := OpenVPNAvailable(o.cfg.Binary); err != nil {
+		return err
+	}
+	if o.dir, err = os.MkdirTemp("", "tunnelprobe-openvpn-"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			o.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, o.cfg.StartTimeout)
+	defer cancel()
+	if o.server, err = netns.New(); err != nil {
+		return err
+	}
+	if o.client, err = netns.New(); err != nil {
+		return err
+	}
+	if err := joinUnderlay(o.client, o.server); err != nil {
+		return err
+	}
+	if o.ca, err = NewCA(); err != nil {
+		return err
+	}
+	listen := netip.AddrPortFrom(underlayServer.Addr(), openvpnPort)
+	remote, err := o.startTransport(ctx, listen)
+	if err != nil {
+		return err
+	}
+	serverConf, clientConf, err := writeOpenVPNFiles(o.dir, o.ca, openvpnConfig{transport: o.cfg.Transport, listen: listen, remote: remote, mtu: OpenVPNMTU})
+	if err != nil {
+		return err
+	}
+	o.clientConf = clientConf
+	if o.serverProc, err = startOpenVPN(o.server, o.cfg.Binary, serverConf); err != nil {
+		return err
+	}
+	if err := o.serverProc.waitReady(ctx); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	cert, err := o.ca.Issue(TLSHost, ServerTunnelAddr.String())
+	if err != nil {
+		return err
+	}
+	if err := o.svc.start(nsNet{o.server}, ServerTunnelAddr, cert); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.upLocked(); err != nil {
+		return err
+	}
+	if err := o.proc.waitReady(ctx); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	return nil
+}
+
+// startTransport starts what carries the transport from the client's
+// namespace to listen, the server's address, and returns where the client
+// connects: the link's address over UDP, the carrier's relay over TCP.
+func (o *OpenVPN) startTransport(ctx context.Context, listen netip.AddrPort) (netip.AddrPort, error) {
+	cfg := LinkConfig{Settings: o.cfg.Link, Seed: o.cfg.Seed, Server: listen}
+	if o.cfg.Transport == TransportUDP {
+		link := NewLink(cfg)
+		// Its sockets open in the client's namespace and stay there.
+		if err := o.client.Do(func() error { return link.Start(ctx) }); err != nil {
+			return netip.AddrPort{}, err
+		}
+		o.link = link
+		return link.Addr(), nil
+	}
+	relay, err := nsNet{o.client}.ListenTCP(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	o.tcp, err = startCarrier(ctx, cfg, relay, func(ctx context.Context) (net.Conn, error) {
+		return nsNet{o.server}.DialContext(ctx, "tcp", listen.String())
+	})
+	if err != nil {
+		relay.Close()
+		return netip.AddrPort{}, err
+	}
+	o.link = o.tcp.link
+	return relay.Addr().(*net.TCPAddr).AddrPort(), nil
+}
+
+// Close stops both openvpn processes and everything else the lab started,
+// waits for them, and removes its files; the namespaces end with them,
+// and every device in them.
+func (o *OpenVPN) Close() error {
+	var errs []error
+	o.mu.Lock()
+	if o.proc != nil {
+		o.proc.stop()
+		o.proc = nil
+	}
+	o.mu.Unlock()
+	o.watch.Wait()
+	errs = append(errs, o.svc.close())
+	if o.tcp != nil {
+		errs = append(errs, o.tcp.close())
+	} else if o.link != nil {
+		errs = append(errs, o.link.Close())
+	}
+	if o.serverProc != nil {
+		o.serverProc.stop()
+	}
+	for _, ns := range []*netns.NS{o.client, o.server} {
+		if ns != nil {
+			errs = append(errs, ns.Close())
+		}
+	}
+	if o.dir != "" {
+		errs = append(errs, os.RemoveAll(o.dir))
+	}
+	return errors.Join(errs...)
+}
