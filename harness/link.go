@@ -47,12 +47,22 @@ type Link struct {
 	up   *direction // client to server
 	down *direction // server to client
 
-	client  atomic.Pointer[netip.AddrPort] // last client address seen
-	cconn   *net.UDPConn                   // client-facing socket
-	sconn   *net.UDPConn                   // server-facing socket
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	started bool
+	client atomic.Pointer[netip.AddrPort] // last client address seen
+	cconn  *net.UDPConn                   // client-facing socket
+	sconn  atomic.Pointer[net.UDPConn]    // server-facing socket, one per client address
+	// remapMu serialises a new server-facing socket with Close; closed
+	// says Close has begun and no socket may open.
+	remapMu    sync.Mutex
+	closed     bool
+	serverAddr string // the server-facing sockets' local address
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	started    bool
+
+	// listen opens the link's sockets; nil is listenUDP. A link in a
+	// network namespace opens them there, the server-facing sockets of
+	// remap among them.
+	listen func(ctx context.Context, addr string) (*net.UDPConn, error)
 
 	// enqueued, when set (by tests, before Start), is called by a reader
 	// after each packet it offered to its queue: a point to synchronise on.
@@ -89,7 +99,10 @@ func (l *Link) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cconn, err := listenUDP(ctx, l.cfg.Listen)
+	if l.listen == nil {
+		l.listen = listenUDP
+	}
+	cconn, err := l.listen(ctx, l.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("harness: link listen: %w", err)
 	}
@@ -98,12 +111,13 @@ func (l *Link) Start(ctx context.Context) error {
 		cconn.Close()
 		return fmt.Errorf("harness: link towards server: %w", err)
 	}
-	sconn, err := listenUDP(ctx, serverListen)
+	sconn, err := l.listen(ctx, serverListen)
 	if err != nil {
 		cconn.Close()
 		return fmt.Errorf("harness: link listen towards server: %w", err)
 	}
-	l.cconn, l.sconn = cconn, sconn
+	l.cconn, l.serverAddr, l.closed = cconn, serverListen, false
+	l.sconn.Store(sconn)
 	l.mu.Lock() // Update may run concurrently and reads up and down
 	l.up = &direction{sh: newShaper(l.set.direction(true), l.cfg.Seed, putPacket), wake: make(chan struct{}, 1)}
 	l.down = &direction{sh: newShaper(l.set.direction(false), l.cfg.Seed+1, putPacket), wake: make(chan struct{}, 1)}
@@ -115,8 +129,8 @@ func (l *Link) Start(ctx context.Context) error {
 	l.wg.Add(4)
 	go l.read(cconn, l.up, true)
 	go l.read(sconn, l.down, false)
-	go l.pace(rctx, l.up, sconn, func() (netip.AddrPort, bool) { return l.cfg.Server, true })
-	go l.pace(rctx, l.down, cconn, func() (netip.AddrPort, bool) {
+	go l.pace(rctx, l.up, l.sconn.Load, func() (netip.AddrPort, bool) { return l.cfg.Server, true })
+	go l.pace(rctx, l.down, func() *net.UDPConn { return cconn }, func() (netip.AddrPort, bool) {
 		if a := l.client.Load(); a != nil {
 			return *a, true
 		}
@@ -149,8 +163,11 @@ func (l *Link) Close() error {
 	}
 	l.started = false
 	l.cancel()
+	l.remapMu.Lock()
+	l.closed = true
+	l.remapMu.Unlock()
 	// Closing the sockets unblocks the readers.
-	err := errors.Join(l.cconn.Close(), l.sconn.Close())
+	err := errors.Join(l.cconn.Close(), l.sconn.Load().Close())
 	l.wg.Wait()
 	return err
 }
@@ -162,7 +179,7 @@ func (l *Link) Addr() netip.AddrPort {
 
 // ServerSideAddr is the UDP address the server peer sees the client at.
 func (l *Link) ServerSideAddr() netip.AddrPort {
-	return l.sconn.LocalAddr().(*net.UDPAddr).AddrPort()
+	return l.sconn.Load().LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
 // Settings returns the current settings.
@@ -245,6 +262,9 @@ func (l *Link) read(c *net.UDPConn, d *direction, fromClient bool) {
 		if fromClient {
 			if a := l.client.Load(); a == nil || *a != from {
 				l.client.Store(&from)
+				if a != nil {
+					l.remap()
+				}
 			}
 		} else if from != l.cfg.Server {
 			continue // only the server peer may send from this side
@@ -264,7 +284,7 @@ func (l *Link) read(c *net.UDPConn, d *direction, fromClient bool) {
 }
 
 // pace delivers one direction's packets when they are due, until ctx ends.
-func (l *Link) pace(ctx context.Context, d *direction, out *net.UDPConn, dst func() (netip.AddrPort, bool)) {
+func (l *Link) pace(ctx context.Context, d *direction, out func() *net.UDPConn, dst func() (netip.AddrPort, bool)) {
 	defer l.wg.Done()
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
@@ -274,7 +294,7 @@ func (l *Link) pace(ctx context.Context, d *direction, out *net.UDPConn, dst fun
 		d.mu.Unlock()
 		if p != nil {
 			if to, ok := dst(); ok {
-				_, _ = out.WriteToUDPAddrPort(p.buf[:p.n], to)
+				_, _ = out().WriteToUDPAddrPort(p.buf[:p.n], to)
 			}
 			putPacket(p)
 			continue
@@ -316,6 +336,28 @@ func putPacket(p *packet) {
 	}
 	*p = packet{buf: p.buf[:pooledPacketSize]}
 	packetPool.Put(p)
+}
+
+// remap gives a client at a new address a new server-facing socket, as a
+// NAT gives a new flow a new mapping: the server sees a restarted client
+// (a new source port) as a new peer, as it would on a real path. OpenVPN's
+// server tells its clients apart by address, and took a restarted
+// client from the same address for the old one until that timed out. The
+// old socket is closed; what the server still sends to it is lost.
+func (l *Link) remap() {
+	l.remapMu.Lock()
+	defer l.remapMu.Unlock()
+	if l.closed {
+		return
+	}
+	c, err := l.listen(context.Background(), l.serverAddr)
+	if err != nil {
+		return // the old mapping stays
+	}
+	old := l.sconn.Swap(c)
+	l.wg.Add(1)
+	go l.read(c, l.down, false)
+	old.Close()
 }
 
 // serverListen returns the address to listen on towards the server; see

@@ -19,13 +19,20 @@ func udpSock(t *testing.T) *net.UDPConn {
 
 func recvOne(t *testing.T, c *net.UDPConn) string {
 	t.Helper()
+	got, _ := recvFrom(t, c)
+	return got
+}
+
+// recvFrom returns the next datagram on c and where it came from.
+func recvFrom(t *testing.T, c *net.UDPConn) (string, netip.AddrPort) {
+	t.Helper()
 	buf := make([]byte, 2048)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second)) // safety net only
-	n, _, err := c.ReadFromUDP(buf)
+	n, from, err := c.ReadFromUDPAddrPort(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(buf[:n])
+	return string(buf[:n]), from
 }
 
 func TestLinkRelaysBothWaysAndFollowsClient(t *testing.T) {
@@ -45,7 +52,8 @@ func TestLinkRelaysBothWaysAndFollowsClient(t *testing.T) {
 
 	client := udpSock(t)
 	client.WriteToUDP([]byte("up"), toLink)
-	if got := recvOne(t, server); got != "up" {
+	got, first := recvFrom(t, server)
+	if got != "up" {
 		t.Fatalf("server got %q", got)
 	}
 	server.WriteToUDP([]byte("down"), net.UDPAddrFromAddrPort(l.ServerSideAddr()))
@@ -53,11 +61,17 @@ func TestLinkRelaysBothWaysAndFollowsClient(t *testing.T) {
 		t.Fatalf("client got %q", got)
 	}
 
-	// A restarted client comes from a new port; replies follow it.
+	// A restarted client comes from a new port; replies follow it, and
+	// the server sees it from a new port too, as behind a NAT: OpenVPN's
+	// server would take it for the old client's session otherwise.
 	client2 := udpSock(t)
 	client2.WriteToUDP([]byte("again"), toLink)
-	if got := recvOne(t, server); got != "again" {
+	got, second := recvFrom(t, server)
+	if got != "again" {
 		t.Fatalf("server got %q", got)
+	}
+	if second == first {
+		t.Errorf("the server sees the restarted client from the old client's address %v", first)
 	}
 	server.WriteToUDP([]byte("back"), net.UDPAddrFromAddrPort(l.ServerSideAddr()))
 	if got := recvOne(t, client2); got != "back" {

@@ -2,10 +2,20 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
 )
@@ -96,5 +106,179 @@ func TestOpenVPNCarriesTheLabsTargets(t *testing.T) {
 				t.Errorf("the link carried %d bytes up: the transport did not cross it", st.Uplink.Bytes)
 			}
 		})
+	}
+}
+
+// clientTUNIndex is the interface index of the client's tun0.
+func clientTUNIndex(t *testing.T, o *OpenVPN) int {
+	t.Helper()
+	var idx int
+	err := o.client.Do(func() error {
+		l, err := netlink.LinkByName(OpenVPNDevice)
+		if err == nil {
+			idx = l.Attrs().Index
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func TestOpenVPNKilledClientIsReportedAndFollowed(t *testing.T) {
+	// Fast: the link gives the new process a new port towards the server,
+	// or the server would hold its session back for half a minute.
+	o := startOpenVPNLab(t, OpenVPNConfig{})
+	old := clientTUNIndex(t, o)
+	pid := o.ClientPID()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-o.Exits():
+		t.Logf("exit reported: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the killed client's exit was not reported")
+	}
+	if o.ClientPID() != 0 {
+		t.Error("a client whose process died is still up")
+	}
+	if err := o.TLSCheck().Check(t.Context()); err == nil {
+		t.Error("a check passed with the client's openvpn dead")
+	}
+	if err := o.Up(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "TLS check after the new client came up", o.TLSCheck().Check)
+	if now := clientTUNIndex(t, o); now == old {
+		t.Errorf("tun0 is still interface %d: the new process made no new device", now)
+	}
+	select {
+	case err := <-o.Exits():
+		t.Errorf("an exit reported that Up caused: %v", err)
+	default:
+	}
+}
+
+func TestOpenVPNRestartBreaksFlowsAndComesBack(t *testing.T) {
+	o := startOpenVPNLab(t, OpenVPNConfig{Transport: TransportTCP})
+	conn, err := o.DialContext(t.Context(), "tcp", netip.AddrPortFrom(ServerTunnelAddr, EchoPort).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := o.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The old flow went with the old tun0: its writes and reads fail, or
+	// its echo never comes back, within a check's time.
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	_, werr := conn.Write([]byte("x"))
+	_, rerr := conn.Read(make([]byte, 1))
+	if werr == nil && rerr == nil {
+		t.Error("a flow through the old tun0 survived the restart")
+	}
+	waitFor(t, "TLS check after the restart", o.TLSCheck().Check)
+	select {
+	case err := <-o.Exits():
+		t.Errorf("a restart reported as an exit: %v", err)
+	default:
+	}
+}
+
+func TestOpenVPNOutageFailsTheLightProbeUntilItEnds(t *testing.T) {
+	for _, transport := range []string{TransportUDP, TransportTCP} {
+		t.Run(transport, func(t *testing.T) {
+			o := startOpenVPNLab(t, OpenVPNConfig{Transport: transport})
+			probe := o.LightProbe().Check
+			for _, oneWay := range []func(*Settings){
+				func(s *Settings) { s.Down = true },
+				func(s *Settings) { s.DownlinkDown = true },
+				func(s *Settings) { s.UplinkDown = true },
+			} {
+				if err := o.Link().Update(oneWay); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				err := probe.Check(ctx)
+				cancel()
+				if err == nil {
+					t.Fatalf("light probe answered through a link that is %s", o.Link().Settings())
+				}
+				if err := o.Link().Update(func(s *Settings) { *s = Settings{} }); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "light probe after the outage", probe.Check)
+			}
+		})
+	}
+}
+
+// namespaceOf is the network namespace of process pid ("net:[inode]").
+func namespaceOf(t *testing.T, pid int) string {
+	t.Helper()
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// assertGone fails t if a process pid is alive or anything (a process or
+// one of this process's descriptors) still holds the namespaces.
+func assertGone(t *testing.T, pids []int, namespaces []string) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("openvpn %d is still there (%v)", pid, err)
+		}
+	}
+	holders, _ := filepath.Glob("/proc/[0-9]*/ns/net")
+	fds, _ := filepath.Glob("/proc/self/fd/*")
+	for _, h := range append(holders, fds...) {
+		if ns, err := os.Readlink(h); err == nil && slices.Contains(namespaces, ns) {
+			t.Errorf("%s still holds the lab's namespace %s", h, ns)
+		}
+	}
+}
+
+func TestOpenVPNCloseLeavesNothingBehind(t *testing.T) {
+	if err := OpenVPNAvailable(""); err != nil {
+		netnstest.Unavailable(t, "%v", err)
+	}
+	o := NewOpenVPN(OpenVPNConfig{Transport: TransportTCP})
+	if err := o.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pids := []int{o.ClientPID(), o.serverProc.cmd.Process.Pid}
+	namespaces := []string{namespaceOf(t, pids[0]), namespaceOf(t, pids[1])}
+	dir := o.dir
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, pids, namespaces)
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the lab's files are still in %s (%v)", dir, err)
+	}
+}
+
+func TestOpenVPNThatNeverConnectsFailsStartAndLeavesNothing(t *testing.T) {
+	if err := OpenVPNAvailable(""); err != nil {
+		netnstest.Unavailable(t, "%v", err)
+	}
+	// The link is down from the start: the client's openvpn runs, but
+	// never connects.
+	o := NewOpenVPN(OpenVPNConfig{Link: Settings{Down: true}, StartTimeout: 3 * time.Second})
+	err := o.Start(t.Context())
+	if err == nil {
+		o.Close()
+		t.Fatal("Start succeeded over a dead link")
+	}
+	if !strings.Contains(err.Error(), "client") || !strings.Contains(err.Error(), "last output") {
+		t.Errorf("the error %q does not say which end failed and what openvpn printed", err)
+	}
+	if o.proc != nil || o.dir != "" && exists(o.dir) {
+		t.Errorf("the failed start left its client process or files (%s)", o.dir)
 	}
 }

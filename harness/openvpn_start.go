@@ -94,6 +94,10 @@ func (o *OpenVPN) startTransport(ctx context.Context, listen netip.AddrPort) (ne
 	if o.cfg.Transport == TransportUDP {
 		link := NewLink(cfg)
 		// Its sockets open in the client's namespace and stay there.
+		link.listen = func(ctx context.Context, addr string) (c *net.UDPConn, err error) {
+			err = o.client.Do(func() error { c, err = listenUDP(ctx, addr); return err })
+			return c, err
+		}
 		if err := o.client.Do(func() error { return link.Start(ctx) }); err != nil {
 			return netip.AddrPort{}, err
 		}
