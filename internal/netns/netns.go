@@ -84,7 +84,9 @@ func (n *NS) Close() error { return n.h.Close() }
 // came from: onThread then lets the thread end with its goroutine.
 type errLeftThread struct{ err error }
 
-func (e errLeftThread) Error() string { return "netns: return to the original namespace: " + e.err.Error() }
+func (e errLeftThread) Error() string {
+	return "netns: return to the original namespace: " + e.err.Error()
+}
 
 // onThread runs f on a goroutine locked to its thread and waits for it.
 // A thread f could not bring back to its own namespace stays locked, so
