@@ -13,9 +13,9 @@ import (
 // MatrixConditions are the built-in matrix of link conditions (`tunnelprobe
 // scenario --matrix`): the built-in suites' seven configurations, and
 // evidence-15s (evidence tolerating 15 s without an answer, to show what a
-// tolerance longer than a blip costs in detection), on thirteen links,
+// tolerance longer than a blip costs in detection), on fifteen links,
 // 1,000 connections each unless idle, the outage shapes spread over them.
-// A pass over all of them takes about 42 minutes.
+// A pass over all of them takes about 50 minutes.
 //
 //   - default: the default suite's link (20 Mbit/s, 10 ms, 256 packets);
 //     a 10 s blip at 50 s, then a black hole of 190 s, long enough for
@@ -46,6 +46,11 @@ import (
 //     TCP's handshakes and ACKs and WireGuard's own packets cross; the
 //     load's full-size segments do not, nor does a TLS handshake (Go's
 //     ClientHello, with its post-quantum key share, fills a segment).
+//   - openvpn-udp, openvpn-tcp: the default link and load through the
+//     real openvpn (harness.OpenVPN: kernel TUN devices, root) over UDP
+//     and over TCP (every flow inside one TCP connection); a blip, the
+//     uplink down for 40 s, then a 60 s black hole. Where OpenVPN cannot
+//     run, --matrix leaves them out and says why.
 //
 // Download, stream-in and keepalive are the traffic that fooled a rule on
 // the tunnel's counters: what arrives without an answer to anything we
@@ -114,6 +119,30 @@ func MatrixConditions() []Spec {
 		}),
 		condition("quiet", 200*time.Second, []Window{hole(130*time.Second, 60*time.Second)}, quietTarget(0)),
 		condition("quiet-idle", 200*time.Second, []Window{hole(130*time.Second, 60*time.Second)}, quietTarget(1)),
+		condition("openvpn-udp", 230*time.Second, openvpnOutages, openvpn(harness.TransportUDP)),
+		condition("openvpn-tcp", 230*time.Second, openvpnOutages, openvpn(harness.TransportTCP)),
+	}
+}
+
+// openvpnOutages are the OpenVPN conditions' outages, one of each shape:
+// a blip, the uplink down for 40 s, then a 60 s black hole.
+var openvpnOutages = []Window{
+	{Start: D(50 * time.Second), Duration: D(10 * time.Second), Blip: true},
+	{Start: D(100 * time.Second), Duration: D(40 * time.Second), Direction: OutageUp},
+	{Start: D(170 * time.Second), Duration: D(60 * time.Second)},
+}
+
+// openvpn makes a condition run the real openvpn over transport on the
+// default link and load. Over TCP the evidence configuration's bounds
+// are dropped: what TCP over TCP does to it is measured, not assumed.
+func openvpn(transport string) func(*Spec) {
+	return func(s *Spec) {
+		s.Tunnel = TunnelSpec{Kind: TunnelOpenVPN, Transport: transport}
+		if transport == harness.TransportTCP {
+			for i := range s.Configs {
+				s.Configs[i].Expect = nil
+			}
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,11 +22,41 @@ func TestMatrixConditionsAreValid(t *testing.T) {
 			t.Errorf("%s: %d configurations", s.Name, len(s.Configs))
 		}
 	}
-	if len(names) != 13 {
-		t.Errorf("%d conditions, want 13 with distinct names", len(names))
+	if len(names) != 15 {
+		t.Errorf("%d conditions, want 15 with distinct names", len(names))
 	}
-	if total > 42*time.Minute {
-		t.Errorf("a pass takes %v of runs: longer than the 42 minutes MatrixConditions says", total)
+	if total > 50*time.Minute {
+		t.Errorf("a pass takes %v of runs: longer than the 50 minutes MatrixConditions says", total)
+	}
+}
+
+// The OpenVPN conditions are the default condition's link and load
+// through the real openvpn over each transport, with a blip, a one-way
+// outage and a black hole; over TCP nothing is bounded in advance.
+func TestMatrixOpenVPNConditions(t *testing.T) {
+	def, _ := MatrixCondition("default")
+	for _, transport := range []string{harness.TransportUDP, harness.TransportTCP} {
+		s, err := MatrixCondition("openvpn-" + transport)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Tunnel != (TunnelSpec{Kind: TunnelOpenVPN, Transport: transport}) {
+			t.Errorf("%s: tunnel %+v", s.Name, s.Tunnel)
+		}
+		if s.Load != def.Load || s.Link.Rate != def.Link.Rate || s.Link.Queue != def.Link.Queue || s.Load.Conns != 1000 {
+			t.Errorf("%s: load %+v on %v, %v; want the default condition's, 1,000 connections", s.Name, s.Load, s.Link.Rate, s.Link.Queue)
+		}
+		shapes := map[string]bool{}
+		for _, w := range s.Link.Outages {
+			shapes[fmt.Sprintf("blip=%v direction=%v", w.Blip, w.Direction)] = true
+		}
+		if len(shapes) != 3 {
+			t.Errorf("%s: outages %+v: want a blip, a one-way outage and a black hole", s.Name, s.Link.Outages)
+		}
+		bounded := slices.ContainsFunc(s.Configs, func(c ConfigSpec) bool { return c.Expect != nil })
+		if bounded != (transport == harness.TransportUDP) {
+			t.Errorf("%s: bounds on its configurations: %v", s.Name, bounded)
+		}
 	}
 }
 

@@ -18,6 +18,9 @@ type Timeline struct {
 	Checks []CheckMark `json:"checks"`
 	// Restarts are the prober's restart decisions.
 	Restarts []Offset `json:"restarts"`
+	// Crashes are the VPN client's own exits (a killed openvpn), each
+	// followed by a restart of the container: no prober's decision.
+	Crashes []Offset `json:"crashes,omitempty"`
 	// Heals are the health loop's heals.
 	Heals []Offset `json:"heals"`
 	// States are the health server's state changes.
@@ -103,6 +106,12 @@ func (r *recorder) decision(d prober.Decision) {
 	r.tl.Restarts = append(r.tl.Restarts, r.at(d.Time))
 }
 
+func (r *recorder) crash(at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tl.Crashes = append(r.tl.Crashes, r.at(at))
+}
+
 func (r *recorder) note(text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -158,6 +167,7 @@ func (r *recorder) timeline() Timeline {
 	tl.Probes = append([]ProbeMark(nil), tl.Probes...)
 	tl.Checks = append([]CheckMark(nil), tl.Checks...)
 	tl.Restarts = append([]Offset(nil), tl.Restarts...)
+	tl.Crashes = append([]Offset(nil), tl.Crashes...)
 	tl.Heals = append([]Offset(nil), tl.Heals...)
 	tl.States = append([]StateMark(nil), tl.States...)
 	tl.Notes = append([]NoteMark(nil), tl.Notes...)

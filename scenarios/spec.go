@@ -44,11 +44,54 @@ type Spec struct {
 	// jitter.
 	Seed uint64 `json:"seed"`
 	// Duration is the whole run, ramp and outages included.
-	Duration  Duration      `json:"duration"`
+	Duration Duration `json:"duration"`
+	// Tunnel is the kind of tunnel every configuration's lab runs; the
+	// zero value is WireGuard in user space.
+	Tunnel    TunnelSpec    `json:"tunnel,omitzero"`
 	Link      LinkSpec      `json:"link"`
 	Load      LoadSpec      `json:"load"`
 	Container ContainerSpec `json:"container"`
 	Configs   []ConfigSpec  `json:"configs"`
+}
+
+// The kinds of tunnel a spec's labs run (TunnelSpec.Kind).
+const (
+	TunnelWireGuard = "wireguard"
+	TunnelOpenVPN   = "openvpn"
+)
+
+// TunnelSpec is the kind of tunnel a scenario's labs run, each over the
+// same shaped link.
+type TunnelSpec struct {
+	// Kind is TunnelWireGuard (the default: wireguard-go on gVisor
+	// netstacks, no root) or TunnelOpenVPN (the real openvpn on kernel
+	// TUN devices in namespaces of the lab's own: root, /dev/net/tun and
+	// the openvpn program; see harness.OpenVPN).
+	Kind string `json:"kind,omitempty"`
+	// Transport is OpenVPN's: harness.TransportUDP (the default) or
+	// harness.TransportTCP.
+	Transport string `json:"transport,omitempty"`
+}
+
+// String names the tunnel as reports print it: "wireguard",
+// "openvpn/udp", "openvpn/tcp".
+func (t TunnelSpec) String() string {
+	if t.Kind != TunnelOpenVPN {
+		return TunnelWireGuard
+	}
+	if t.Transport == "" {
+		return TunnelOpenVPN + "/" + harness.TransportUDP
+	}
+	return TunnelOpenVPN + "/" + t.Transport
+}
+
+// Available reports what this machine lacks to run the tunnel: nil, or
+// an error that names it (see harness.OpenVPNAvailable).
+func (t TunnelSpec) Available() error {
+	if t.Kind == TunnelOpenVPN {
+		return harness.OpenVPNAvailable("")
+	}
+	return nil
 }
 
 // LinkSpec is the shaped link at the start and its changes over time.

@@ -24,6 +24,7 @@ func (s Spec) Validate() error {
 	case d > MaxDuration:
 		errs.bad("duration", "%v is longer than %v, the most a run may take", d, MaxDuration)
 	}
+	s.validateTunnel(&errs)
 	s.validateLink(&errs)
 	s.validateLoad(&errs)
 	if s.Container.StartDelay.Duration < 0 {
@@ -69,6 +70,39 @@ func (e specErrors) join() error {
 		e = append(e[:MaxSpecErrors:MaxSpecErrors], fmt.Errorf("spec: ... and %d more errors", n))
 	}
 	return errors.Join(e...)
+}
+
+// validateTunnel checks the tunnel's kind and what of the spec only the
+// WireGuard lab can do: its far side filters packets by kind (drop) and
+// sends keepalives of its own, and the MTU black holes are sized to its
+// packets.
+func (s Spec) validateTunnel(errs *specErrors) {
+	switch t := s.Tunnel; t.Kind {
+	case "", TunnelWireGuard:
+		if t.Transport != "" {
+			errs.bad("tunnel.transport", "%q: only an openvpn tunnel has a transport", t.Transport)
+		}
+		return
+	case TunnelOpenVPN:
+		if t.Transport != "" && t.Transport != harness.TransportUDP && t.Transport != harness.TransportTCP {
+			errs.bad("tunnel.transport", "%q is neither udp nor tcp", t.Transport)
+		}
+	default:
+		errs.bad("tunnel.kind", "%q is neither wireguard nor openvpn", t.Kind)
+		return
+	}
+	only := func(path string) { errs.bad(path, "only a wireguard tunnel has it, not %s", s.Tunnel) }
+	if len(s.Link.Drop) > 0 {
+		only("link.drop")
+	}
+	if s.Link.ServerKeepalive.Duration != 0 {
+		only("link.server_keepalive")
+	}
+	for i, w := range s.Link.Outages {
+		if w.MTU != 0 {
+			only(fmt.Sprintf("link.outages[%d].mtu", i))
+		}
+	}
 }
 
 func (s Spec) validateLink(errs *specErrors) {

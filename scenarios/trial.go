@@ -75,7 +75,12 @@ func newTrial(ctx context.Context, spec Spec, cfg ConfigSpec, index int, bufs ha
 	if err != nil {
 		return nil, err
 	}
-	lab := harness.New(harness.Config{Link: set, Seed: spec.Seed + uint64(index), Buffers: bufs, ServerKeepalive: spec.Link.ServerKeepalive.Duration})
+	var lab harness.Tunnel
+	if spec.Tunnel.Kind == TunnelOpenVPN {
+		lab = harness.NewOpenVPN(harness.OpenVPNConfig{Link: set, Seed: spec.Seed + uint64(index), Transport: spec.Tunnel.Transport})
+	} else {
+		lab = harness.New(harness.Config{Link: set, Seed: spec.Seed + uint64(index), Buffers: bufs, ServerKeepalive: spec.Link.ServerKeepalive.Duration})
+	}
 	if err := lab.Start(ctx); err != nil {
 		return nil, fmt.Errorf("%s: lab: %w", cfg.Name, err)
 	}
@@ -118,6 +123,9 @@ func (t *trial) run(ctx context.Context) error {
 	}
 	g.Go(func() error { return t.probe(gctx, c) })
 	g.Go(func() error { t.measureWindow(gctx); return nil })
+	if e, ok := t.lab.(exiter); ok {
+		g.Go(func() error { return t.followExits(gctx, c, e.Exits()) })
+	}
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = nil
@@ -220,12 +228,37 @@ func (t *trial) probe(ctx context.Context, c *container) error {
 	return nil
 }
 
+// exiter is a tunnel whose client is a process that can exit of its own
+// accord (harness.OpenVPN).
+type exiter interface{ Exits() <-chan error }
+
+// followExits restarts the container each time its VPN client's process
+// exits on its own, as Docker's restart policy or the kubelet does when a
+// container's main process dies, and records it (Timeline.Crashes).
+func (t *trial) followExits(ctx context.Context, c *container, exits <-chan error) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-exits:
+			t.rec.crash(time.Now())
+			if rerr := c.Restart(ctx, fmt.Sprintf("the VPN client exited (%v)", err)); rerr != nil && ctx.Err() == nil {
+				return fmt.Errorf("%s: restart after the VPN client exited: %w", t.cfg.Name, rerr)
+			}
+		}
+	}
+}
+
 // container is the VPN container the prober watches: the lab's client peer
 // and the health server. A restart takes both down, waits the container's
 // start delay and the crash back-off, and brings both up again.
 type container struct {
 	t       *trial
 	backoff prober.CrashBackoff
+
+	// restarting holds a restart: the prober's and one after the VPN
+	// client's exit come one after the other.
+	restarting sync.Mutex
 
 	mu      sync.Mutex
 	id      int
@@ -249,6 +282,8 @@ func (c *container) StartedAt() time.Time {
 
 // Restart kills the container and starts a new one.
 func (c *container) Restart(ctx context.Context, reason string) error {
+	c.restarting.Lock()
+	defer c.restarting.Unlock()
 	c.down()
 	if err := c.t.lab.Down(); err != nil && !errors.Is(err, harness.ErrClientDown) {
 		return err

@@ -71,7 +71,7 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	var conditions []scenarios.Spec
 	var took time.Duration
 	if !single {
-		if conditions, err = chooseConditions(spec, *allConditions, *condition); err != nil {
+		if conditions, err = chooseConditions(spec, *allConditions, *condition, stdout); err != nil {
 			return cliflag.UsageError(stderr, name, err)
 		}
 		if took, err = matrix.MinDuration(conditions, repeat); err != nil {
@@ -243,6 +243,9 @@ func chooseSpec(given map[string]bool, specPath, suite string, quick bool) (scen
 		return scenarios.Spec{}, errors.New("--spec excludes --suite and --quick: give one")
 	case specPath != "":
 		spec, err := scenarios.ReadSpec(specPath)
+		if err == nil {
+			err = tunnelAvailable(spec)
+		}
 		if err != nil {
 			return spec, fmt.Errorf("invalid value for flag --spec: %w", err)
 		}
@@ -254,20 +257,40 @@ func chooseSpec(given map[string]bool, specPath, suite string, quick bool) (scen
 }
 
 // chooseConditions returns what a matrix run covers: spec, or with
-// --matrix the built-in conditions, or only the one --condition names. An
-// error is a usage error.
-func chooseConditions(spec scenarios.Spec, allConditions bool, condition string) ([]scenarios.Spec, error) {
+// --matrix the built-in conditions, or only the one --condition names;
+// --matrix leaves out, and says so on stdout, what this machine cannot
+// run. An error is a usage error.
+func chooseConditions(spec scenarios.Spec, allConditions bool, condition string, stdout io.Writer) ([]scenarios.Spec, error) {
 	switch {
 	case !allConditions && condition != "":
 		return nil, errors.New("--condition needs --matrix")
 	case !allConditions:
 		return []scenarios.Spec{spec}, nil
 	case condition == "":
-		return scenarios.MatrixConditions(), nil
+		var runnable []scenarios.Spec
+		for _, c := range scenarios.MatrixConditions() {
+			if err := tunnelAvailable(c); err != nil {
+				fmt.Fprintf(stdout, "leaving condition %s out: %v\n", c.Name, err)
+				continue
+			}
+			runnable = append(runnable, c)
+		}
+		return runnable, nil
 	}
 	c, err := scenarios.MatrixCondition(condition)
+	if err == nil {
+		err = tunnelAvailable(c)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("invalid value %q for flag --condition: %w", condition, err)
 	}
 	return []scenarios.Spec{c}, nil
+}
+
+// tunnelAvailable says what this machine lacks to run spec's tunnel.
+func tunnelAvailable(spec scenarios.Spec) error {
+	if err := spec.Tunnel.Available(); err != nil {
+		return fmt.Errorf("%s asks for an %s tunnel: %w", spec.Name, spec.Tunnel, err)
+	}
+	return nil
 }

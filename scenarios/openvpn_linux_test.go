@@ -1,0 +1,199 @@
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+)
+
+// openvpnSpec is a short loaded run through the real openvpn over
+// transport, evidence its one configuration, with outages of every
+// shape: the uplink, the downlink, then both ways; far enough apart for
+// the kubelet's crash back-off (10 s, then 20 s) to have restarted the
+// container before the next.
+func openvpnSpec(t *testing.T, transport string) Spec {
+	t.Helper()
+	if err := harness.OpenVPNAvailable(""); err != nil {
+		netnstest.Unavailable(t, "%v", err)
+	}
+	spec := shortSpec("openvpn-"+transport, 1, 100*time.Second, 256, []Window{
+		{Start: D(20 * time.Second), Duration: D(12 * time.Second), Direction: OutageUp},
+		{Start: D(50 * time.Second), Duration: D(12 * time.Second), Direction: OutageDown},
+		{Start: D(85 * time.Second), Duration: D(12 * time.Second)},
+	}, LoadSpec{Conns: 200, Ramp: D(5 * time.Second)},
+		ConfigSpec{Name: "evidence", Health: evidenceHealth(), Prober: evidenceProber(5 * time.Second)})
+	spec.Tunnel = TunnelSpec{Kind: TunnelOpenVPN, Transport: transport}
+	return spec
+}
+
+// On OpenVPN over UDP, loaded, evidence detects every outage within 10 s
+// and restarts nothing while the link works; over TCP its figures are
+// logged as they are (TCP over TCP: docs/scenarios.md).
+func TestRunOpenVPNEvidence(t *testing.T) {
+	for _, transport := range []string{harness.TransportUDP, harness.TransportTCP} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			rep, err := Run(t.Context(), openvpnSpec(t, transport), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := rep.Configs["evidence"]
+			if ev.Failed != "" {
+				t.Fatalf("not measured: %s", ev.Failed)
+			}
+			t.Logf("%s: false restarts %d, false heals %d, utilisation %.2f, conns %d",
+				transport, ev.FalseRestarts, ev.FalseHeals, ev.Utilisation, ev.ConnsAchieved)
+			for _, o := range ev.Outages {
+				t.Logf("outage %s at %.0fs: detected in %s", o.Direction, o.Start, seconds(o.DetectionSeconds))
+			}
+			if ev.ConnsAchieved != 200 {
+				t.Errorf("%d of 200 connections through openvpn", ev.ConnsAchieved)
+			}
+			if transport != harness.TransportUDP {
+				return
+			}
+			if ev.FalseRestarts != 0 || ev.FalseHeals != 0 {
+				t.Errorf("false restarts %d, heals %d on a working link", ev.FalseRestarts, ev.FalseHeals)
+			}
+			if !ev.OutageDetected || ev.DetectionSeconds == nil || *ev.DetectionSeconds > 10 {
+				t.Errorf("slowest detection %s: want every outage detected within 10 s", seconds(ev.DetectionSeconds))
+			}
+		})
+	}
+}
+
+func seconds(s *float64) string {
+	if s == nil {
+		return "never"
+	}
+	return strconv.FormatFloat(*s, 'f', 1, 64) + "s"
+}
+
+// openvpnChild is an openvpn process this one started.
+type openvpnChild struct {
+	pid         int
+	ns, cmdline string // its network namespace; its command line
+}
+
+// openvpnChildren lists this process's openvpn children.
+func openvpnChildren() []openvpnChild {
+	var kids []openvpnChild
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil || !strings.Contains(string(b), "(openvpn)") {
+			continue
+		}
+		f := strings.Fields(string(b)[strings.LastIndex(string(b), ")")+2:])
+		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		dir := filepath.Dir(st)
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		ns, _ := os.Readlink(filepath.Join(dir, "ns/net"))
+		cmd, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		kids = append(kids, openvpnChild{pid: pid, ns: ns, cmdline: string(cmd)})
+	}
+	return kids
+}
+
+// killClientOnce kills the first openvpn client this process runs, as soon
+// as it has run for after, and reports what it killed.
+func killClientOnce(ctx context.Context, after time.Duration) <-chan openvpnChild {
+	killed := make(chan openvpnChild, 1)
+	go func() {
+		defer close(killed)
+		t := time.NewTimer(after)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, k := range openvpnChildren() {
+			if strings.Contains(k.cmdline, "client.conf") && syscall.Kill(k.pid, syscall.SIGKILL) == nil {
+				killed <- k
+				return
+			}
+		}
+	}()
+	return killed
+}
+
+// A VPN client killed mid-run restarts its container (a crash, counted
+// apart from the prober's restarts), and the health server follows the
+// new process's tun0: its checks pass again.
+func TestRunOpenVPNFollowsAKilledClient(t *testing.T) {
+	spec := openvpnSpec(t, harness.TransportUDP)
+	spec.Duration, spec.Link.Outages, spec.Load.Conns = D(30*time.Second), nil, 20
+	killed := killClientOnce(t.Context(), 12*time.Second)
+	rep, err := Run(t.Context(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := <-killed
+	if !ok {
+		t.Fatal("no openvpn client to kill")
+	}
+	tl := rep.Configs["evidence"].Timeline
+	if len(tl.Crashes) != 1 {
+		t.Fatalf("crashes %v after killing openvpn %d: want one", tl.Crashes, k.pid)
+	}
+	passedAfter := false
+	for _, c := range tl.Checks {
+		passedAfter = passedAfter || c.At > tl.Crashes[0]+3 && c.Passed
+	}
+	if !passedAfter {
+		t.Errorf("no check passed after the crash at %.1fs: the health server did not follow the new tun0", float64(tl.Crashes[0]))
+	}
+}
+
+// An interrupted run leaves nothing behind: no openvpn process, and no
+// network namespace of its labs (their tun0 and veth devices go with
+// them).
+func TestRunOpenVPNInterruptedLeavesNothing(t *testing.T) {
+	spec := openvpnSpec(t, harness.TransportTCP)
+	ctx, cancel := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	var seen []openvpnChild
+	stop := time.AfterFunc(15*time.Second, func() {
+		mu.Lock()
+		seen = openvpnChildren()
+		mu.Unlock()
+		cancel()
+	})
+	defer stop.Stop()
+	rep, err := Run(ctx, spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Interrupted {
+		t.Error("the run is not marked interrupted")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 {
+		t.Fatalf("%d openvpn processes mid-run, want a client and a server", len(seen))
+	}
+	holders, _ := filepath.Glob("/proc/[0-9]*/ns/net")
+	fds, _ := filepath.Glob("/proc/self/fd/*")
+	for _, k := range seen {
+		if err := syscall.Kill(k.pid, 0); err != syscall.ESRCH {
+			t.Errorf("openvpn %d (%s) is still there: %v", k.pid, k.cmdline, err)
+		}
+		for _, h := range append(holders, fds...) {
+			if ns, err := os.Readlink(h); err == nil && ns == k.ns {
+				t.Errorf("%s still holds the lab's namespace %s", h, ns)
+			}
+		}
+	}
+}
