@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe/internal/serveflags"
 	"github.com/tunnelprobe/tunnelprobe/harness"
@@ -34,7 +35,11 @@ tunnel. --control serves the link's settings, outages included (GET/PUT
 server beside the client, checking the TLS target through the tunnel. The roles run the same parts as separate
 processes or containers; with --tun the client runs on a kernel TUN device,
 as a VPN container does, for every program in its network namespace
-(docs/lab.md). Ctrl-C stops it.
+(docs/lab.md). With --tunnel openvpn the whole lab runs the real openvpn
+instead, client and server on kernel TUN devices in network namespaces of
+its own (root, /dev/net/tun and Debian's openvpn), its transport over UDP
+or, with --transport tcp, over one TCP connection across the same link.
+Ctrl-C stops it.
 `
 
 // labCommand implements "tunnelprobe lab". It returns the exit code: 0 after
@@ -59,6 +64,7 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	fs := flag.NewFlagSet("tunnelprobe lab", flag.ContinueOnError)
 	lf := registerLinkFlags(fs, "", "")
+	tf := registerTunnelFlags(fs, "")
 	socks := cliflag.AddrVar(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address` into the tunnel; empty for none")
 	control := cliflag.AddrVar(fs, "control", "127.0.0.1:8088", true, "HTTP control `address` (GET/PUT /link, POST /restart); empty for none")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
@@ -70,23 +76,32 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 	if err := health.Configure(fs, stderr); err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	lab := harness.New(harness.Config{Link: lf.set, Seed: lf.seed, SOCKS5: *socks})
-	if err := lab.Start(ctx); err != nil {
+	if err := tf.check(cliflag.Given(fs)); err != nil {
+		return cliflag.UsageError(stderr, fs.Name(), err)
+	}
+	lab, err := tf.start(ctx, lf)
+	if err != nil {
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
 	defer lab.Close()
 	if err := writeFile(*caOut, lab.CA().PEM); err != nil {
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
-	if a := lab.SOCKS5Addr(); a != nil {
-		fmt.Fprintf(stdout, "socks5 %s\n", a)
+	if *socks != "" {
+		s, err := harness.ListenSOCKS5(ctx, *socks, lab.DialContext)
+		if err != nil {
+			return cliflag.ExitCode(stderr, fs.Name(), err)
+		}
+		defer s.Close()
+		fmt.Fprintf(stdout, "socks5 %s\n", s.Addr())
 	}
-	fmt.Fprintf(stdout, "tls %s (%s)\nsink %s\necho %s\n", lab.TLSAddr(), harness.TLSHost, lab.SinkAddr(), lab.EchoAddr())
+	fmt.Fprintf(stdout, "tunnel %s\ntls %s (%s)\nsink %s\necho %s\n", tf, lab.TLSAddr(), harness.TLSHost, lab.SinkAddr(),
+		netip.AddrPortFrom(lab.SinkAddr().Addr(), harness.EchoPort))
 	fmt.Fprintf(stdout, "link %s\n", lab.Link().Settings())
 	if *caOut != "" {
 		fmt.Fprintf(stdout, "ca %s\n", *caOut)
 	}
-	srv, err := health.Server(lab.TLSCheck(), lab.Restart, lab.Client())
+	srv, err := health.Server(lab.TLSCheck(), lab.Restart, lab)
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}

@@ -29,7 +29,8 @@ keep them busy for --duration and measure throughput, disruptions and, with
 --probe, how long a health check takes while the path is loaded.
 
 Paths: direct (default), through a SOCKS5 proxy (--socks5), or through an
-in-process WireGuard lab over a shaped link (--lab, with the --link-* flags;
+in-process lab over a shaped link (--lab, with the --link-* flags, and
+--tunnel for WireGuard or OpenVPN;
 it targets the lab's sink and, unless --probe says otherwise, probes the
 lab's TLS target).
 
@@ -50,7 +51,8 @@ type loadFlags struct {
 	spec      loadgen.ChildConfig // Conns: --conns; the path: see openPath
 	reconnect bool
 	lab       bool
-	link      *linkFlags // --link-*: --rate is the load's own pacing
+	link      *linkFlags   // --link-*: --rate is the load's own pacing
+	tunnel    *tunnelFlags // --tunnel, --transport
 	procs     int
 	sweep     []int
 	jsonOut   string
@@ -70,6 +72,7 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.Target, "target", "", "`host:port` to load, e.g. a tunnelprobe sink; required unless --lab (then an address inside the tunnel, the lab's sink by default)")
 	fs.BoolVar(&f.lab, "lab", false, "start the in-process tunnel lab (see the --link-* flags) and load through it")
 	f.link = registerLinkFlags(fs, "link-", "with --lab: ")
+	f.tunnel = registerTunnelFlags(fs, "with --lab: ")
 	fs.Var(cliflag.Addr(&s.SOCKS5, "", true), "socks5", "dial through the SOCKS5 proxy at `address`")
 	fs.Var(cliflag.Int(&s.Conns, 100, 1), "conns", "`count` of connections to open and hold")
 	fs.Var(cliflag.Float(&s.ConnectRate), "connect-rate", "ramp: open `N` new connections per second, 0 for as fast as possible; excludes --ramp")
@@ -112,6 +115,13 @@ func (f *loadFlags) finish(set map[string]bool) error {
 		return errors.New("flag --target is required (or --lab)")
 	case len(s.Sources) > 0 && (f.lab || s.SOCKS5 != ""):
 		return errors.New("flag --source applies to direct connections only, not with --lab or --socks5")
+	case !f.lab && (set["tunnel"] || set["transport"]):
+		return errors.New("flags --tunnel and --transport need --lab")
+	}
+	if f.lab {
+		if err := f.tunnel.check(set); err != nil {
+			return err
+		}
 	}
 	if s.Target != "" {
 		if host, port, err := net.SplitHostPort(s.Target); err != nil || host == "" || port == "" {

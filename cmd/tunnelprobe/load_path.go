@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
@@ -22,30 +21,34 @@ func (f *loadFlags) openPath(ctx context.Context) (dialer check.Dialer, closePat
 	case s.SOCKS5 != "":
 		s.PathName = "socks5 " + s.SOCKS5
 	case f.lab:
-		cfg := harness.Config{Link: f.link.set, Seed: f.link.seed}
-		if f.procs > 1 {
-			cfg.SOCKS5 = "127.0.0.1:0" // for the children
-		}
-		lab := harness.New(cfg)
-		if err := lab.Start(ctx); err != nil {
+		lab, err := f.tunnel.start(ctx, f.link)
+		if err != nil {
 			return nil, nil, fmt.Errorf("lab: %w", err)
 		}
-		s.PathName = fmt.Sprintf("lab (%s)", f.link.set)
+		s.PathName = fmt.Sprintf("lab (%s, %s)", f.tunnel, f.link.set)
 		if s.Target == "" {
 			// The lab's sink speaks loadgen/sink's protocol: each
 			// connection's header asks for up, down or both. It counts
 			// what crossed the link, which the sockets' writes overstate.
 			s.Target = lab.SinkAddr().String()
-			f.delivered = func() int64 { return lab.Server().SinkStats().BytesIn }
+			f.delivered = func() int64 { return lab.SinkStats().BytesIn }
 		}
 		if s.Probe == "" {
-			s.Probe = "tls://" + net.JoinHostPort(harness.TLSHost, "443")
+			// By address: only the WireGuard lab's netstack knows its
+			// names; the certificate holds both.
+			s.Probe = "tls://" + lab.TLSAddr().String()
 		}
 		if s.ProbeCAPEM == nil {
 			s.ProbeCAPEM = lab.CA().PEM
 		}
-		if f.procs > 1 {
-			s.SOCKS5 = lab.SOCKS5Addr().String()
+		if f.procs > 1 { // the children reach the lab through a SOCKS5 ingress
+			socks, err := harness.ListenSOCKS5(ctx, "127.0.0.1:0", lab.DialContext)
+			if err != nil {
+				lab.Close()
+				return nil, nil, fmt.Errorf("lab: %w", err)
+			}
+			s.SOCKS5 = socks.Addr().String()
+			return lab, func() { socks.Close(); lab.Close() }, nil
 		}
 		return lab, func() { lab.Close() }, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"io"
 
-	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
@@ -42,10 +41,20 @@ func (h *Lab) Configure(fs *flag.FlagSet, w io.Writer) (err error) {
 	return err
 }
 
+// TunnelClient is the client side of a lab's tunnel, as the health server
+// beside it sees it: a harness.Client, or a whole tunnel (harness.Lab,
+// harness.OpenVPN).
+type TunnelClient interface {
+	LightProbe() middleware.LightProbe
+	SmallCheck() check.Checker
+	middleware.CounterSource
+	middleware.DeliverySource
+}
+
 // Server returns the health server of checker, healed by restart unless
 // --heal-cmd or --heal-http is set and with --evidence from the client's
 // counters, or nil without --serve. An error is a usage error.
-func (h *Lab) Server(checker check.Checker, restart middleware.HealFunc, client *harness.Client) (*server.Server, error) {
+func (h *Lab) Server(checker check.Checker, restart middleware.HealFunc, client TunnelClient) (*server.Server, error) {
 	if h.Addr == "" {
 		return nil, nil
 	}
