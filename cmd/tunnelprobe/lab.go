@@ -95,17 +95,23 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 		defer s.Close()
 		fmt.Fprintf(stdout, "socks5 %s\n", s.Addr())
 	}
-	fmt.Fprintf(stdout, "tunnel %s\ntls %s (%s)\nsink %s\necho %s\n", tf, lab.TLSAddr(), harness.TLSHost, lab.SinkAddr(),
-		netip.AddrPortFrom(lab.SinkAddr().Addr(), harness.EchoPort))
-	fmt.Fprintf(stdout, "link %s\n", lab.Link().Settings())
-	if *caOut != "" {
-		fmt.Fprintf(stdout, "ca %s\n", *caOut)
-	}
+	printLab(stdout, tf, lab, *caOut)
 	srv, err := health.Server(lab.TLSCheck(), lab.Restart, lab)
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
 	return serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
+}
+
+// printLab prints what the whole lab offers: its tunnel, the in-tunnel
+// addresses of its targets, its link and where its CA went.
+func printLab(stdout io.Writer, tf *tunnelFlags, lab labTunnel, caOut string) {
+	fmt.Fprintf(stdout, "tunnel %s\ntls %s (%s)\nsink %s\necho %s\n", tf, lab.TLSAddr(), harness.TLSHost, lab.SinkAddr(),
+		netip.AddrPortFrom(lab.SinkAddr().Addr(), harness.EchoPort))
+	fmt.Fprintf(stdout, "link %s\n", lab.Link().Settings())
+	if caOut != "" {
+		fmt.Fprintf(stdout, "ca %s\n", caOut)
+	}
 }
 
 // serveRole serves a role's control handler on controlAddr and its health
