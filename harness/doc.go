@@ -31,6 +31,11 @@
 //     /restart).
 //   - [Lab] composes all of them in one process; the `tunnelprobe lab`
 //     sub-roles run [Server], [Link] and [Client] as separate processes.
+//   - [OpenVPN] is the same lab on the real openvpn (a [Tunnel] of another
+//     kind): client and server on kernel tun0 devices in network
+//     namespaces it creates (root), the server's targets on kernel
+//     sockets there, its transport over UDP or TCP through the same
+//     [Link]; its restarts are process restarts.
 //
 // In-tunnel addresses ([ServerTunnelAddr], [ClientTunnelAddr]) exist only
 // inside the netstacks; the peers and the link bind 127.0.0.1 unless told
