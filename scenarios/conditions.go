@@ -49,7 +49,7 @@ import (
 //   - openvpn-udp, openvpn-tcp: the default link and load through the
 //     real openvpn (harness.OpenVPN: kernel TUN devices, root) over UDP
 //     and over TCP (every flow inside one TCP connection); a blip, the
-//     uplink down for 40 s, then a 60 s black hole. Where OpenVPN cannot
+//     uplink down for 30 s at 100 s, then a 40 s black hole at 200 s. Where OpenVPN cannot
 //     run, --matrix leaves them out and says why.
 //
 // Download, stream-in and keepalive are the traffic that fooled a rule on
@@ -119,17 +119,21 @@ func MatrixConditions() []Spec {
 		}),
 		condition("quiet", 200*time.Second, []Window{hole(130*time.Second, 60*time.Second)}, quietTarget(0)),
 		condition("quiet-idle", 200*time.Second, []Window{hole(130*time.Second, 60*time.Second)}, quietTarget(1)),
-		condition("openvpn-udp", 230*time.Second, openvpnOutages, openvpn(harness.TransportUDP)),
-		condition("openvpn-tcp", 230*time.Second, openvpnOutages, openvpn(harness.TransportTCP)),
+		condition("openvpn-udp", 250*time.Second, openvpnOutages, openvpn(harness.TransportUDP)),
+		condition("openvpn-tcp", 250*time.Second, openvpnOutages, openvpn(harness.TransportTCP)),
 	}
 }
 
 // openvpnOutages are the OpenVPN conditions' outages, one of each shape:
-// a blip, the uplink down for 40 s, then a 60 s black hole.
+// a blip, the uplink down for 30 s, then a 40 s black hole. Each begins
+// at least 60 s after the last ended: a configuration that restarted in
+// the one before has been restarted and probed again by then, through
+// the kubelet's crash back-off (10 s, 20 s) and its initial delay (20 s),
+// so a detection measures the configuration, not the schedule.
 var openvpnOutages = []Window{
 	{Start: D(50 * time.Second), Duration: D(10 * time.Second), Blip: true},
-	{Start: D(100 * time.Second), Duration: D(40 * time.Second), Direction: OutageUp},
-	{Start: D(170 * time.Second), Duration: D(60 * time.Second)},
+	{Start: D(100 * time.Second), Duration: D(30 * time.Second), Direction: OutageUp},
+	{Start: D(200 * time.Second), Duration: D(40 * time.Second)},
 }
 
 // openvpn makes a condition run the real openvpn over transport on the
