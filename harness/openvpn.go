@@ -93,10 +93,11 @@ type OpenVPN struct {
 	serverProc *openvpnProcess
 	clientConf string
 
-	mu    sync.Mutex // guards proc; Down, Up and Restart hold it to swap processes
-	proc  *openvpnProcess
-	exits chan error
-	watch sync.WaitGroup
+	mu          sync.Mutex // guards proc; Down, Up and Restart hold it to swap processes
+	proc        *openvpnProcess
+	exits       chan error // the client's own exits
+	serverExits chan error // the server's, which ends the lab's use
+	watch       sync.WaitGroup
 }
 
 var _ Tunnel = (*OpenVPN)(nil)
@@ -106,5 +107,5 @@ func NewOpenVPN(cfg OpenVPNConfig) *OpenVPN {
 	cfg.Transport = cmp.Or(cfg.Transport, TransportUDP)
 	cfg.Binary = cmp.Or(cfg.Binary, "openvpn")
 	cfg.StartTimeout = cmp.Or(cfg.StartTimeout, 30*time.Second)
-	return &OpenVPN{cfg: cfg, exits: make(chan error, 1)}
+	return &OpenVPN{cfg: cfg, exits: make(chan error, 1), serverExits: make(chan error, 1)}
 }

@@ -93,6 +93,11 @@ func (o *OpenVPN) upLocked() error {
 // its orchestrator restarts. The client is down until Up.
 func (o *OpenVPN) Exits() <-chan error { return o.exits }
 
+// ServerExits receives an error if the server's openvpn exits of its own
+// accord: the lab's far side is gone for good, and what is measured
+// after that is no measurement.
+func (o *OpenVPN) ServerExits() <-chan error { return o.serverExits }
+
 // ClientPID is the process ID of the client's openvpn, 0 while it is down.
 func (o *OpenVPN) ClientPID() int {
 	o.mu.Lock()

@@ -282,3 +282,20 @@ func TestOpenVPNThatNeverConnectsFailsStartAndLeavesNothing(t *testing.T) {
 		t.Errorf("the failed start left its client process or files (%s)", o.dir)
 	}
 }
+
+// The server's openvpn exiting on its own is reported: the lab's far side
+// is gone for good.
+func TestOpenVPNServerExitIsReported(t *testing.T) {
+	o := startOpenVPNLab(t, OpenVPNConfig{})
+	if err := o.serverProc.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-o.ServerExits():
+		if !strings.Contains(err.Error(), "killed") {
+			t.Errorf("the server's exit says %q, not how it ended", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the killed server's exit was not reported")
+	}
+}

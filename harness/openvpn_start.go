@@ -68,6 +68,12 @@ func (o *OpenVPN) Start(ctx context.Context) (err error) {
 	if err := o.serverProc.waitReady(ctx); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	o.watch.Go(func() {
+		<-o.serverProc.done
+		if crashed, err := o.serverProc.crashed(); crashed {
+			o.serverExits <- fmt.Errorf("%w: %s", err, o.serverProc.output())
+		}
+	})
 	cert, err := o.ca.Issue(TLSHost, ServerTunnelAddr.String())
 	if err != nil {
 		return err
@@ -130,7 +136,6 @@ func (o *OpenVPN) Close() error {
 		o.proc = nil
 	}
 	o.mu.Unlock()
-	o.watch.Wait()
 	errs = append(errs, o.svc.close())
 	if o.tcp != nil {
 		errs = append(errs, o.tcp.close())
@@ -140,6 +145,7 @@ func (o *OpenVPN) Close() error {
 	if o.serverProc != nil {
 		o.serverProc.stop()
 	}
+	o.watch.Wait()
 	for _, ns := range []*netns.NS{o.client, o.server} {
 		if ns != nil {
 			errs = append(errs, ns.Close())

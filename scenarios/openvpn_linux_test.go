@@ -109,6 +109,12 @@ func openvpnChildren() []openvpnChild {
 // killClientOnce kills the first openvpn client this process runs, as soon
 // as it has run for after, and reports what it killed.
 func killClientOnce(ctx context.Context, after time.Duration) <-chan openvpnChild {
+	return killOnce(ctx, after, "client.conf")
+}
+
+// killOnce kills the first openvpn this process runs whose command line
+// holds conf, after the given time, and reports what it killed.
+func killOnce(ctx context.Context, after time.Duration, conf string) <-chan openvpnChild {
 	killed := make(chan openvpnChild, 1)
 	go func() {
 		defer close(killed)
@@ -120,7 +126,7 @@ func killClientOnce(ctx context.Context, after time.Duration) <-chan openvpnChil
 		case <-t.C:
 		}
 		for _, k := range openvpnChildren() {
-			if strings.Contains(k.cmdline, "client.conf") && syscall.Kill(k.pid, syscall.SIGKILL) == nil {
+			if strings.Contains(k.cmdline, conf) && syscall.Kill(k.pid, syscall.SIGKILL) == nil {
 				killed <- k
 				return
 			}
@@ -154,6 +160,21 @@ func TestRunOpenVPNFollowsAKilledClient(t *testing.T) {
 	}
 	if !passedAfter {
 		t.Errorf("no check passed after the crash at %.1fs: the health server did not follow the new tun0", float64(tl.Crashes[0]))
+	}
+}
+
+// The lab's VPN server exiting mid-run fails the run: what follows would
+// be no measurement.
+func TestRunOpenVPNServerExitFailsTheRun(t *testing.T) {
+	spec := openvpnSpec(t, harness.TransportUDP)
+	spec.Duration, spec.Link.Outages, spec.Load.Conns = D(20*time.Second), nil, 20
+	killed := killOnce(t.Context(), 8*time.Second, "server.conf")
+	rep, err := Run(t.Context(), spec, Options{})
+	if _, ok := <-killed; !ok {
+		t.Fatal("no openvpn server to kill")
+	}
+	if err == nil || !strings.Contains(err.Error(), "VPN server exited") {
+		t.Errorf("Run returned %v (report %v), want the server's exit as its error", err, rep != nil)
 	}
 }
 

@@ -124,7 +124,7 @@ func (t *trial) run(ctx context.Context) error {
 	g.Go(func() error { return t.probe(gctx, c) })
 	g.Go(func() error { t.measureWindow(gctx); return nil })
 	if e, ok := t.lab.(exiter); ok {
-		g.Go(func() error { return t.followExits(gctx, c, e.Exits()) })
+		g.Go(func() error { return t.followExits(gctx, c, e) })
 	}
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -228,19 +228,26 @@ func (t *trial) probe(ctx context.Context, c *container) error {
 	return nil
 }
 
-// exiter is a tunnel whose client is a process that can exit of its own
+// exiter is a tunnel whose ends are processes that can exit of their own
 // accord (harness.OpenVPN).
-type exiter interface{ Exits() <-chan error }
+type exiter interface {
+	Exits() <-chan error
+	ServerExits() <-chan error
+}
 
 // followExits restarts the container each time its VPN client's process
 // exits on its own, as Docker's restart policy or the kubelet does when a
-// container's main process dies, and records it (Timeline.Crashes).
-func (t *trial) followExits(ctx context.Context, c *container, exits <-chan error) error {
+// container's main process dies, and records it (Timeline.Crashes). The
+// server's exit fails the run: the far side is gone, and what follows is
+// no measurement.
+func (t *trial) followExits(ctx context.Context, c *container, e exiter) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-exits:
+		case err := <-e.ServerExits():
+			return fmt.Errorf("%s: the lab's VPN server exited: %w", t.cfg.Name, err)
+		case err := <-e.Exits():
 			t.rec.crash(time.Now())
 			if rerr := c.Restart(ctx, fmt.Sprintf("the VPN client exited (%v)", err)); rerr != nil && ctx.Err() == nil {
 				return fmt.Errorf("%s: restart after the VPN client exited: %w", t.cfg.Name, rerr)
