@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 )
 
@@ -83,12 +84,14 @@ configs:
 }
 
 // The built-in quick suite and the matrix bound evidence as the README
-// claims; the default suite (2,000 connections) does not.
+// claims; the default suite (2,000 connections) does not, nor does OpenVPN
+// over TCP, whose figures the README states as measured.
 func TestSuitesExpectWhatTheREADMEClaims(t *testing.T) {
 	specs := append([]Spec{QuickSuite()}, MatrixConditions()...)
 	for _, s := range specs {
+		bounded := s.Tunnel.Transport != harness.TransportTCP
 		for _, c := range s.Configs {
-			if (c.Expect != nil) != (c.Name == "evidence") {
+			if (c.Expect != nil) != (bounded && c.Name == "evidence") {
 				t.Errorf("%s/%s: expect %+v", s.Name, c.Name, c.Expect)
 			}
 			// What the README claims: no false restart or heal, every
