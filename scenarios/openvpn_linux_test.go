@@ -13,6 +13,7 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
+	"github.com/tunnelprobe/tunnelprobe/scenarios/prober"
 )
 
 // openvpnSpec is a short loaded run through the real openvpn over
@@ -216,5 +217,38 @@ func TestRunOpenVPNInterruptedLeavesNothing(t *testing.T) {
 				t.Errorf("%s still holds the lab's namespace %s", h, ns)
 			}
 		}
+	}
+}
+
+// An exit that a restart has overtaken restarts nothing more: the client's
+// openvpn died, the prober restarted the container before the exit was
+// acted on, and the old process's exit finds the new client running.
+func TestStaleClientExitRestartsNothing(t *testing.T) {
+	spec := openvpnSpec(t, harness.TransportUDP)
+	tr, err := newTrial(t.Context(), spec, spec.Configs[0], 0, harness.Buffers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.close()
+	tr.start, tr.rec = time.Now(), newRecorder(time.Now())
+	c := &container{t: tr, backoff: prober.CrashBackoff{Initial: time.Millisecond, Max: time.Millisecond}}
+	if err := c.up(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.down()
+	e := tr.lab.(exiter)
+	if err := syscall.Kill(e.ClientPID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	exit := <-e.Exits()
+	if err := c.Restart(t.Context(), "the prober's"); err != nil {
+		t.Fatal(err)
+	}
+	id, pid := c.ID(), e.ClientPID()
+	if err := c.restartAfterExit(t.Context(), e, exit); err != nil {
+		t.Fatal(err)
+	}
+	if c.ID() != id || e.ClientPID() != pid {
+		t.Errorf("container %s, client %d after the stale exit; want %s, %d: restarted again", c.ID(), e.ClientPID(), id, pid)
 	}
 }

@@ -233,6 +233,7 @@ func (t *trial) probe(ctx context.Context, c *container) error {
 type exiter interface {
 	Exits() <-chan error
 	ServerExits() <-chan error
+	ClientPID() int // 0 while the client is down
 }
 
 // followExits restarts the container each time its VPN client's process
@@ -249,7 +250,7 @@ func (t *trial) followExits(ctx context.Context, c *container, e exiter) error {
 			return fmt.Errorf("%s: the lab's VPN server exited: %w", t.cfg.Name, err)
 		case err := <-e.Exits():
 			t.rec.crash(time.Now())
-			if rerr := c.Restart(ctx, fmt.Sprintf("the VPN client exited (%v)", err)); rerr != nil && ctx.Err() == nil {
+			if rerr := c.restartAfterExit(ctx, e, err); rerr != nil && ctx.Err() == nil {
 				return fmt.Errorf("%s: restart after the VPN client exited: %w", t.cfg.Name, rerr)
 			}
 		}
@@ -291,6 +292,24 @@ func (c *container) StartedAt() time.Time {
 func (c *container) Restart(ctx context.Context, reason string) error {
 	c.restarting.Lock()
 	defer c.restarting.Unlock()
+	return c.restartLocked(ctx, reason)
+}
+
+// restartAfterExit restarts the container after its VPN client exited on
+// its own, unless a restart since (the prober's, which may have held the
+// restart while the exit was read) has started a new client: restarting
+// that one would kill a working tunnel for an exit already answered.
+func (c *container) restartAfterExit(ctx context.Context, e exiter, exit error) error {
+	c.restarting.Lock()
+	defer c.restarting.Unlock()
+	if e.ClientPID() != 0 {
+		c.t.rec.note(fmt.Sprintf("the VPN client exited (%v); a restart since runs a new one", exit))
+		return nil
+	}
+	return c.restartLocked(ctx, fmt.Sprintf("the VPN client exited (%v)", exit))
+}
+
+func (c *container) restartLocked(ctx context.Context, reason string) error {
 	c.down()
 	if err := c.t.lab.Down(); err != nil && !errors.Is(err, harness.ErrClientDown) {
 		return err
