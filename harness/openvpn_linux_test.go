@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"net/netip"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -225,24 +223,6 @@ func namespaceOf(t *testing.T, pid int) string {
 	return ns
 }
 
-// assertGone fails t if a process pid is alive or anything (a process or
-// one of this process's descriptors) still holds the namespaces.
-func assertGone(t *testing.T, pids []int, namespaces []string) {
-	t.Helper()
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("openvpn %d is still there (%v)", pid, err)
-		}
-	}
-	holders, _ := filepath.Glob("/proc/[0-9]*/ns/net")
-	fds, _ := filepath.Glob("/proc/self/fd/*")
-	for _, h := range append(holders, fds...) {
-		if ns, err := os.Readlink(h); err == nil && slices.Contains(namespaces, ns) {
-			t.Errorf("%s still holds the lab's namespace %s", h, ns)
-		}
-	}
-}
-
 func TestOpenVPNCloseLeavesNothingBehind(t *testing.T) {
 	if err := OpenVPNAvailable(""); err != nil {
 		netnstest.Unavailable(t, "%v", err)
@@ -257,7 +237,7 @@ func TestOpenVPNCloseLeavesNothingBehind(t *testing.T) {
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
 	}
-	assertGone(t, pids, namespaces)
+	netnstest.AssertGone(t, pids, namespaces)
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the lab's files are still in %s (%v)", dir, err)
 	}

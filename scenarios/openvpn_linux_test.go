@@ -2,8 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,70 +77,13 @@ func seconds(s *float64) string {
 	return strconv.FormatFloat(*s, 'f', 1, 64) + "s"
 }
 
-// openvpnChild is an openvpn process this one started.
-type openvpnChild struct {
-	pid         int
-	ns, cmdline string // its network namespace; its command line
-}
-
-// openvpnChildren lists this process's openvpn children.
-func openvpnChildren() []openvpnChild {
-	var kids []openvpnChild
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, st := range stats {
-		b, err := os.ReadFile(st)
-		if err != nil || !strings.Contains(string(b), "(openvpn)") {
-			continue
-		}
-		f := strings.Fields(string(b)[strings.LastIndex(string(b), ")")+2:])
-		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		dir := filepath.Dir(st)
-		pid, _ := strconv.Atoi(filepath.Base(dir))
-		ns, _ := os.Readlink(filepath.Join(dir, "ns/net"))
-		cmd, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
-		kids = append(kids, openvpnChild{pid: pid, ns: ns, cmdline: string(cmd)})
-	}
-	return kids
-}
-
-// killClientOnce kills the first openvpn client this process runs, as soon
-// as it has run for after, and reports what it killed.
-func killClientOnce(ctx context.Context, after time.Duration) <-chan openvpnChild {
-	return killOnce(ctx, after, "client.conf")
-}
-
-// killOnce kills the first openvpn this process runs whose command line
-// holds conf, after the given time, and reports what it killed.
-func killOnce(ctx context.Context, after time.Duration, conf string) <-chan openvpnChild {
-	killed := make(chan openvpnChild, 1)
-	go func() {
-		defer close(killed)
-		t := time.NewTimer(after)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, k := range openvpnChildren() {
-			if strings.Contains(k.cmdline, conf) && syscall.Kill(k.pid, syscall.SIGKILL) == nil {
-				killed <- k
-				return
-			}
-		}
-	}()
-	return killed
-}
-
 // A VPN client killed mid-run restarts its container (a crash, counted
 // apart from the prober's restarts), and the health server follows the
 // new process's tun0: its checks pass again.
 func TestRunOpenVPNFollowsAKilledClient(t *testing.T) {
 	spec := openvpnSpec(t, harness.TransportUDP)
 	spec.Duration, spec.Link.Outages, spec.Load.Conns = D(30*time.Second), nil, 20
-	killed := killClientOnce(t.Context(), 12*time.Second)
+	killed := netnstest.KillOpenVPNOnce(t.Context(), 12*time.Second, "client.conf")
 	rep, err := Run(t.Context(), spec, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +94,7 @@ func TestRunOpenVPNFollowsAKilledClient(t *testing.T) {
 	}
 	tl := rep.Configs["evidence"].Timeline
 	if len(tl.Crashes) != 1 {
-		t.Fatalf("crashes %v after killing openvpn %d: want one", tl.Crashes, k.pid)
+		t.Fatalf("crashes %v after killing openvpn %d: want one", tl.Crashes, k.PID)
 	}
 	passedAfter := false
 	for _, c := range tl.Checks {
@@ -169,7 +110,7 @@ func TestRunOpenVPNFollowsAKilledClient(t *testing.T) {
 func TestRunOpenVPNServerExitFailsTheRun(t *testing.T) {
 	spec := openvpnSpec(t, harness.TransportUDP)
 	spec.Duration, spec.Link.Outages, spec.Load.Conns = D(20*time.Second), nil, 20
-	killed := killOnce(t.Context(), 8*time.Second, "server.conf")
+	killed := netnstest.KillOpenVPNOnce(t.Context(), 8*time.Second, "server.conf")
 	rep, err := Run(t.Context(), spec, Options{})
 	if _, ok := <-killed; !ok {
 		t.Fatal("no openvpn server to kill")
@@ -186,10 +127,10 @@ func TestRunOpenVPNInterruptedLeavesNothing(t *testing.T) {
 	spec := openvpnSpec(t, harness.TransportTCP)
 	ctx, cancel := context.WithCancel(t.Context())
 	var mu sync.Mutex
-	var seen []openvpnChild
+	var seen []netnstest.OpenVPNProcess
 	stop := time.AfterFunc(15*time.Second, func() {
 		mu.Lock()
-		seen = openvpnChildren()
+		seen = netnstest.OpenVPNChildren()
 		mu.Unlock()
 		cancel()
 	})
@@ -206,18 +147,12 @@ func TestRunOpenVPNInterruptedLeavesNothing(t *testing.T) {
 	if len(seen) != 2 {
 		t.Fatalf("%d openvpn processes mid-run, want a client and a server", len(seen))
 	}
-	holders, _ := filepath.Glob("/proc/[0-9]*/ns/net")
-	fds, _ := filepath.Glob("/proc/self/fd/*")
+	var pids []int
+	var namespaces []string
 	for _, k := range seen {
-		if err := syscall.Kill(k.pid, 0); err != syscall.ESRCH {
-			t.Errorf("openvpn %d (%s) is still there: %v", k.pid, k.cmdline, err)
-		}
-		for _, h := range append(holders, fds...) {
-			if ns, err := os.Readlink(h); err == nil && ns == k.ns {
-				t.Errorf("%s still holds the lab's namespace %s", h, ns)
-			}
-		}
+		pids, namespaces = append(pids, k.PID), append(namespaces, k.NS)
 	}
+	netnstest.AssertGone(t, pids, namespaces)
 }
 
 // An exit that a restart has overtaken restarts nothing more: the client's

@@ -45,22 +45,8 @@ Ctrl-C stops it.
 // labCommand implements "tunnelprobe lab". It returns the exit code: 0 after
 // an interrupt (ctx done), 1 when the lab fails, 2 for bad usage.
 func labCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "server":
-			return runLabServer(ctx, args[1:], getenv, stdout, stderr)
-		case "client":
-			return runLabClient(ctx, args[1:], getenv, stdout, stderr)
-		case "link":
-			return runLabLink(ctx, args[1:], getenv, stdout, stderr)
-		case "pause": // the containers that join its namespace outlive each other's restarts
-			fs := flag.NewFlagSet("tunnelprobe lab pause", flag.ContinueOnError)
-			if code, ok := cliflag.ParseCommand(fs, args[1:], getenv, labUsage, stdout, stderr); !ok {
-				return code
-			}
-			<-ctx.Done()
-			return 0
-		}
+	if code, ok := runLabRole(ctx, args, getenv, stdout, stderr); ok {
+		return code
 	}
 	fs := flag.NewFlagSet("tunnelprobe lab", flag.ContinueOnError)
 	lf := registerLinkFlags(fs, "", "")
@@ -84,6 +70,8 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
 	defer lab.Close()
+	ctx, stopWatch := watchExits(ctx, lab, false, stderr)
+	defer stopWatch()
 	if err := writeFile(*caOut, lab.CA().PEM); err != nil {
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
@@ -100,7 +88,35 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)
 	}
-	return serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
+	code := serveRole(ctx, fs.Name(), srv, health.Addr, *control, harness.ControlHandler(lab.Link(), lab.Restart), stdout, stderr)
+	if err := stopWatch(); err != nil {
+		return cliflag.ExitCode(stderr, fs.Name(), err)
+	}
+	return code
+}
+
+// runLabRole runs the role args name ("server", "client", "link",
+// "pause"), if they name one.
+func runLabRole(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (code int, ok bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "server":
+		return runLabServer(ctx, args[1:], getenv, stdout, stderr), true
+	case "client":
+		return runLabClient(ctx, args[1:], getenv, stdout, stderr), true
+	case "link":
+		return runLabLink(ctx, args[1:], getenv, stdout, stderr), true
+	case "pause": // the containers that join its namespace outlive each other's restarts
+		fs := flag.NewFlagSet("tunnelprobe lab pause", flag.ContinueOnError)
+		if code, ok := cliflag.ParseCommand(fs, args[1:], getenv, labUsage, stdout, stderr); !ok {
+			return code, true
+		}
+		<-ctx.Done()
+		return 0, true
+	}
+	return 0, false
 }
 
 // printLab prints what the whole lab offers: its tunnel, the in-tunnel

@@ -158,7 +158,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 		return cliflag.ExitCode(stderr, name, err)
 	}
 	defer stopMetrics()
-	dialer, closePath, err := f.openPath(ctx)
+	ctx, dialer, closePath, err := f.openPath(ctx)
 	if err != nil {
 		return cliflag.ExitCode(stderr, name, err)
 	}
@@ -185,7 +185,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	if err == nil && ctx.Err() == nil {
 		err = loadgen.CheckOpened(results)
 	}
-	return cliflag.ExitCode(stderr, name, err)
+	return cliflag.ExitCode(stderr, name, errors.Join(err, closePath()))
 }
 
 // newSweep returns the levels the flags ask for, run in this process
