@@ -56,7 +56,10 @@ func OpenVPNAvailable(binary string) error {
 		return fmt.Errorf("%w: no /dev/net/tun (a container needs --device /dev/net/tun)", ErrOpenVPNUnavailable)
 	}
 	if _, err := exec.LookPath(binary); err != nil {
-		return fmt.Errorf("%w: no %s program (Debian: apt-get install openvpn): %v", ErrOpenVPNUnavailable, binary, err)
+		// Debian installs it in /usr/sbin, which the PATH of a non-login
+		// root shell or a CI job may lack.
+		return fmt.Errorf("%w: no %s program in PATH (Debian: apt-get install openvpn, which puts it in /usr/sbin): %v",
+			ErrOpenVPNUnavailable, binary, err)
 	}
 	return nil
 }

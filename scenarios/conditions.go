@@ -49,8 +49,8 @@ import (
 //   - openvpn-udp, openvpn-tcp: the default link and load through the
 //     real openvpn (harness.OpenVPN: kernel TUN devices, root) over UDP
 //     and over TCP (every flow inside one TCP connection); a blip, the
-//     uplink down for 30 s at 100 s, then a 40 s black hole at 200 s. Where OpenVPN cannot
-//     run, --matrix leaves them out and says why.
+//     uplink down for 30 s at 100 s, then a 40 s black hole at 200 s.
+//     Where OpenVPN cannot run, --matrix leaves them out and says why.
 //
 // Download, stream-in and keepalive are the traffic that fooled a rule on
 // the tunnel's counters: what arrives without an answer to anything we
@@ -125,11 +125,12 @@ func MatrixConditions() []Spec {
 }
 
 // openvpnOutages are the OpenVPN conditions' outages, one of each shape:
-// a blip, the uplink down for 30 s, then a 40 s black hole. Each begins
-// at least 60 s after the last ended: a configuration that restarted in
-// the one before has been restarted and probed again by then, through
-// the kubelet's crash back-off (10 s, 20 s) and its initial delay (20 s),
-// so a detection measures the configuration, not the schedule.
+// a blip (50-60 s), the uplink down for 30 s (100-130 s), then a 40 s
+// black hole (200-240 s). The gaps, 40 s and then 70 s, let a
+// configuration that restarted in the one before be restarted and probed
+// again before the next, through the kubelet's crash back-off (none for
+// the first restart, 10 s for the second) and its initial delay (20 s),
+// so that a detection measures the configuration, not the schedule.
 var openvpnOutages = []Window{
 	{Start: D(50 * time.Second), Duration: D(10 * time.Second), Blip: true},
 	{Start: D(100 * time.Second), Duration: D(30 * time.Second), Direction: OutageUp},
