@@ -57,8 +57,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Scenario %q\n\n", r.Name)
 	s := r.Spec
-	fmt.Fprintf(&b, "Seed %d, %s in all. Link %s, %v one way, queue %s, MTU %s; load %d connections (%s), ramp %v.",
-		r.Seed, s.Duration, s.Link.Rate, s.Link.Delay, s.Link.Queue, harness.FormatMTU(s.Link.MTU), s.Load.Conns, loadKind(s.Load), s.Load.Ramp)
+	fmt.Fprintf(&b, "Seed %d, %s in all. Tunnel %s. Link %s, %v one way, queue %s, MTU %s; load %d connections (%s), ramp %v.",
+		r.Seed, s.Duration, s.Tunnel, s.Link.Rate, s.Link.Delay, s.Link.Queue, harness.FormatMTU(s.Link.MTU), s.Load.Conns, loadKind(s.Load), s.Load.Ramp)
 	for _, o := range s.Link.Outages {
 		what := "Outage"
 		if o.MTU > 0 {
@@ -115,6 +115,10 @@ func (r *Report) findings() []string {
 				"longer than the outage; this run says nothing about how it detects one.", name, c.ScheduleSeconds))
 		default:
 			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended.", name))
+		}
+		if n := len(c.Timeline.Crashes); n > 0 {
+			out = append(out, fmt.Sprintf("%s's VPN client exited on its own %d time(s); each exit restarted its container, "+
+				"counted apart from the prober's restarts (timeline.crashes in report.json).", name, n))
 		}
 		if c.BlipActions > 0 {
 			out = append(out, fmt.Sprintf("%s restarted or healed %d time(s) for a blip the tunnel would have survived by itself.", name, c.BlipActions))

@@ -295,6 +295,16 @@ func (r *Report) Failures() []ConfigFailure {
 	return out
 }
 
+// Crashes counts the VPN client's exits of its own (an OpenVPN client's
+// process dying) over every configuration.
+func (r *Report) Crashes() int {
+	n := 0
+	for _, c := range r.Configs {
+		n += len(c.Timeline.Crashes)
+	}
+	return n
+}
+
 // detect fills in how rep's configuration met each outage that is no blip:
 // the first restart or heal inside it.
 func (rep *ConfigReport) detect(spec Spec, tl Timeline) {

@@ -89,6 +89,27 @@ func TestMeasureReportsAMissedOutage(t *testing.T) {
 	}
 }
 
+// report.md names the tunnel, and says how often the VPN client exited on
+// its own, apart from the prober's restarts.
+func TestReportSaysTheTunnelAndItsCrashes(t *testing.T) {
+	spec := QuickSuite()
+	spec.Tunnel = TunnelSpec{Kind: TunnelOpenVPN, Transport: "tcp"}
+	c := measure(spec, spec.Configs[0], Timeline{Crashes: []Offset{30, 70}}, loadgen.Result{}, time.Unix(0, 0), window{})
+	rep := &Report{Name: "t", Spec: spec, Configs: map[string]ConfigReport{spec.Configs[0].Name: c}, Order: []string{spec.Configs[0].Name}}
+	var b strings.Builder
+	if err := rep.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Tunnel openvpn/tcp.", spec.Configs[0].Name + "'s VPN client exited on its own 2 time(s)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md does not say %q:\n%s", want, b.String())
+		}
+	}
+	if rep.Crashes() != 2 {
+		t.Errorf("%d crashes, want 2", rep.Crashes())
+	}
+}
+
 // An outage shorter than the upstream schedule needs is reported as such;
 // one it had time for, and the same check without restarts, are plain
 // misses.

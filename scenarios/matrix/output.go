@@ -93,6 +93,9 @@ func (m *Report) WriteMarkdown(w io.Writer) error {
 		if r.Report.Interrupted {
 			note += " interrupted, not in the rates"
 		}
+		if n := r.Report.Crashes(); n > 0 {
+			note += fmt.Sprintf(" %d VPN client exit(s) of its own", n)
+		}
 		if failed := r.Report.Failures(); len(failed) > 0 {
 			whys := make([]string, len(failed))
 			for i, f := range failed {
