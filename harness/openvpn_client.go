@@ -112,6 +112,9 @@ func (o *OpenVPN) ClientPID() int {
 // check.BoundDialer): a dial never leaves the tunnel another way, and
 // fails while the device is gone. An OpenVPN lab is a check.Dialer.
 func (o *OpenVPN) DialContext(ctx context.Context, network, address string) (c net.Conn, err error) {
+	if ap, perr := netip.ParseAddrPort(address); perr == nil && ap.Addr().Is4() && (network == "tcp" || network == "tcp4") {
+		return o.dialTCP4(ctx, ap)
+	}
 	err = o.client.Do(func() error {
 		c, err = check.BoundDialer(OpenVPNDevice).DialContext(ctx, network, address)
 		return err

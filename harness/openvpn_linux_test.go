@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -278,4 +279,77 @@ func TestOpenVPNServerExitIsReported(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the killed server's exit was not reported")
 	}
+}
+
+// Dials through the OpenVPN lab hold no OS thread while they connect: a
+// hundred dials to a tunnel address nobody answers, all waiting in
+// SYN-SENT, leave the process's thread count about as it was (a dial in
+// the namespace's locked thread held one each), and end with their
+// context.
+func TestOpenVPNDialsHoldNoThreadWhileConnecting(t *testing.T) {
+	o := startOpenVPNLab(t, OpenVPNConfig{})
+	const dials = 100
+	before := threads(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	errs := make(chan error, dials)
+	for range dials {
+		go func() {
+			c, err := o.DialContext(ctx, "tcp", "10.99.0.77:9") // in the tunnel's /24, no peer there
+			if c != nil {
+				c.Close()
+			}
+			errs <- err
+		}()
+	}
+	synSent := func() int {
+		n := 0
+		_ = o.client.Do(func() error {
+			b, err := os.ReadFile("/proc/thread-self/net/tcp")
+			for _, line := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(line); len(f) > 3 && f[3] == "02" { // TCP_SYN_SENT
+					n++
+				}
+			}
+			return err
+		})
+		return n
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for synSent() < dials {
+		select {
+		case err := <-errs:
+			t.Fatalf("a dial ended before the others were waiting: %v", err)
+		case <-tick.C:
+		}
+	}
+	if during := threads(t); during > before+dials/2 {
+		t.Errorf("%d threads while %d dials connect, %d before: the dials hold threads", during, dials, before)
+	}
+	cancel()
+	for range dials {
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled dial says %v", err)
+		}
+	}
+}
+
+// threads is this process's number of OS threads.
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads line in /proc/self/status")
+	return 0
 }

@@ -16,19 +16,26 @@ import (
 // and refuses a destination the kernel does not route through it.
 func bindControl(iface string) func(network, address string, c syscall.RawConn) error {
 	return func(_, address string, c syscall.RawConn) error {
-		var err error
-		if cerr := c.Control(func(fd uintptr) { err = bindToDevice(int(fd), iface) }); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			return err
-		}
 		dst, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return fmt.Errorf("bound dial to %q: %w", address, err)
 		}
-		return routesThrough(dst.Addr(), iface)
+		if cerr := c.Control(func(fd uintptr) { err = BindToInterface(int(fd), dst.Addr(), iface) }); cerr != nil {
+			return cerr
+		}
+		return err
 	}
+}
+
+// BindToInterface binds the socket fd to iface, as a BoundDialer's are,
+// and refuses dst when the kernel does not route it through iface. Both
+// happen in the calling thread's network namespace: for a socket opened
+// in another, call it there.
+func BindToInterface(fd int, dst netip.Addr, iface string) error {
+	if err := bindToDevice(fd, iface); err != nil {
+		return err
+	}
+	return routesThrough(dst, iface)
 }
 
 // routesThrough returns nil when the kernel's route to ip, looked up as

@@ -18,6 +18,9 @@ func bindControl(string) func(network, address string, c syscall.RawConn) error 
 
 func (boundDialer) canBind() error { return errNoBind }
 
+// BindToInterface needs Linux.
+func BindToInterface(int, netip.Addr, string) error { return errNoBind }
+
 func pingSocket(ip netip.Addr, iface string) (net.PacketConn, error) {
 	if iface != "" {
 		return nil, errNoBind
