@@ -67,6 +67,9 @@ func labCommand(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	lab, err := tf.start(ctx, lf)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0 // interrupted while starting, as after it: nothing failed
+		}
 		return cliflag.ExitCode(stderr, fs.Name(), err)
 	}
 	defer lab.Close()

@@ -158,11 +158,15 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 		return cliflag.ExitCode(stderr, name, err)
 	}
 	defer stopMetrics()
-	ctx, dialer, closePath, err := f.openPath(ctx)
+	pathCtx, dialer, closePath, err := f.openPath(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0 // interrupted while the lab started: nothing measured, nothing failed
+		}
 		return cliflag.ExitCode(stderr, name, err)
 	}
 	defer closePath()
+	ctx = pathCtx
 	if _, err := f.spec.BuildOver(dialer); err != nil {
 		return cliflag.UsageError(stderr, name, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -69,5 +70,32 @@ func TestLabOpenVPNServerExitEndsTheLab(t *testing.T) {
 	killOpenVPN(t, "server.conf")
 	if code := <-done; code != 1 || !strings.Contains(errb.String(), "the lab's VPN server exited") {
 		t.Errorf("exit %d, stderr:\n%s\nwant 1 naming the server's exit", code, errb.String())
+	}
+}
+
+// A lab interrupted while its openvpn starts exits 0 and says nothing, as
+// after it has started: an interrupt is no failure.
+func TestLabOpenVPNInterruptedWhileStartingIsQuiet(t *testing.T) {
+	if err := harness.OpenVPNAvailable(""); err != nil {
+		netnstest.Unavailable(t, "%v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errb bytes.Buffer
+	if code := labCommand(ctx, []string{"--tunnel", "openvpn", "--socks5", "", "--control", "127.0.0.1:0"}, noEnv, &out, &errb); code != 0 || errb.Len() > 0 {
+		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errb.String())
+	}
+}
+
+// So is a load through an OpenVPN lab interrupted while the lab starts.
+func TestLoadOpenVPNInterruptedWhileStartingIsQuiet(t *testing.T) {
+	if err := harness.OpenVPNAvailable(""); err != nil {
+		netnstest.Unavailable(t, "%v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	code, _, stderr := runLoadCommand(t, ctx, "--lab", "--tunnel", "openvpn", "--conns", "4", "--duration", "5s")
+	if code != 0 || stderr != "" {
+		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, stderr)
 	}
 }
