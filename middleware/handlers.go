@@ -37,6 +37,10 @@ func (m *Monitor) StatusHandler() http.Handler {
 			s = m.WaitHealthy(ctx)
 			cancel()
 		}
+		if c := m.renderedFor(s); c != nil {
+			c.write(w, asJSON)
+			return
+		}
 		m.statusReply(s).write(w, asJSON, m.cfg.HideErrors)
 	})
 }

@@ -28,6 +28,7 @@ type Monitor struct {
 	checker  check.Checker
 	evidence *evidence // nil without Config.Evidence
 	state    *stateStore
+	rendered statusCache
 	flights  flightGroup
 	running  atomic.Bool
 
