@@ -27,12 +27,15 @@ func BenchmarkStatusServed(b *testing.B) {
 	}
 	m.Probe(context.Background())
 	body := []byte("healthy\n")
+	noStore, ctText, nosniff := []string{"no-store"}, []string{"text/plain; charset=utf-8"}, []string{"nosniff"}
 	bare := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) })
 	headers := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		// Assigned as the status assigns them, with no slice to
+		// allocate: the least a handler with these headers costs.
 		h := w.Header()
-		h.Set("Cache-Control", "no-store")
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		h.Set("X-Content-Type-Options", "nosniff")
+		h["Cache-Control"] = noStore
+		h["Content-Type"] = ctText
+		h["X-Content-Type-Options"] = nosniff
 		_, _ = w.Write(body)
 	})
 	for _, tc := range []struct {

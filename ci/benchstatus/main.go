@@ -49,6 +49,7 @@ func run() error {
 		return r.Err
 	}
 	body := []byte("healthy\n")
+	noStore, ctText, nosniff := []string{"no-store"}, []string{"text/plain; charset=utf-8"}, []string{"nosniff"}
 	handlers := []struct {
 		name string
 		h    http.Handler
@@ -57,10 +58,12 @@ func run() error {
 			_, _ = w.Write(body)
 		})},
 		{"headers", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			// Assigned as the status assigns them, with no slice to
+			// allocate: the least a handler with these headers costs.
 			h := w.Header()
-			h.Set("Cache-Control", "no-store")
-			h.Set("Content-Type", "text/plain; charset=utf-8")
-			h.Set("X-Content-Type-Options", "nosniff")
+			h["Cache-Control"] = noStore
+			h["Content-Type"] = ctText
+			h["X-Content-Type-Options"] = nosniff
 			_, _ = w.Write(body)
 		})},
 		{"status", m.Handler()},
