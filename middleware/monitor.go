@@ -105,6 +105,7 @@ func (m *Monitor) setHealing(h *HealStart) {
 	m.mu.Lock()
 	m.healing = h
 	m.mu.Unlock()
+	m.state.touch()
 }
 
 // endHealing records that heal h ended, unless another is recorded.
@@ -114,6 +115,7 @@ func (m *Monitor) endHealing(h *HealStart) {
 		m.healing = nil
 	}
 	m.mu.Unlock()
+	m.state.touch()
 }
 
 // Run drives the checks until ctx ends, then returns nil. In ModeLoop it

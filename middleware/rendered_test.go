@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/middleware"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
@@ -78,6 +79,42 @@ func TestStatusAnswerShowsUnrecordedFailures(t *testing.T) {
 	}
 	if r := get(t, srv.URL+"/"); !strings.Contains(r.body, "were not recorded") {
 		t.Errorf("after an unrecorded failure: %q", r.body)
+	}
+}
+
+// A loop stuck in a check that ignores its timeout changes nothing in the
+// state, yet the state turns stale a Period past what the loop owed: the
+// kept answer, read without a lock, must not outlive that.
+func TestStatusAnswerTurnsStaleOnTheClock(t *testing.T) {
+	release := make(chan struct{})
+	cfg := middleware.Config{Timeouts: []time.Duration{2 * time.Second}, Period: 5 * time.Second}
+	r := newRig(t, cfg, func(int) error { return nil })
+	r.outcome = func(_ context.Context, n int) error {
+		if n == 2 {
+			<-release // deaf to its context
+		}
+		return nil
+	}
+	r.run()
+	t.Cleanup(func() { close(release) }) // before the rig stops the loop
+	r.nextCall()
+	r.wake() // the pass at 0 s; the next check at 5 s owes its result by 7 s
+	r.nextCall()
+	h := r.m.StatusHandler()
+	status := func() *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		return w
+	}
+	for range 2 { // the second answer is the kept one
+		if w := status(); w.Code != 200 || w.Body.String() != "healthy\n" {
+			t.Fatalf("at 5 s: %d %q", w.Code, w.Body.String())
+		}
+	}
+	waitForTimers(t, r.clock, 1) // the stuck check's timeout
+	r.clock.Advance(7*time.Second + time.Millisecond)
+	if w := status(); w.Code != 503 || !strings.HasPrefix(w.Body.String(), "stale: ") {
+		t.Errorf("at 12 s, a Period past due: %d %q, want stale", w.Code, w.Body.String())
 	}
 }
 
