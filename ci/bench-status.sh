@@ -56,16 +56,21 @@ TICK_US=$((1000000 / $(getconf CLK_TCK)))
 # rate URL sets R to wrk's requests per second for URL and C to the
 # server's CPU time per request in microseconds (only URL is loaded meanwhile: the CPU
 # is its, and unlike the rate it hardly moves with the machine's load).
-# Any answer that is not 2xx, or any socket error, fails the run: the rate
-# would not be the endpoint's.
+# Any answer that is not 2xx, or a connect, read or write error, fails the
+# run: the rate would not be the endpoint's. wrk's timeouts (no answer
+# within 2 s) are the machine stalling, not the endpoint failing: they are
+# counted in STALLS, and the round is marked.
 rate() {
 	local out c0 c1
 	c0="$(cpu)"
 	out="$(wrk "${WRK_ARGS[@]}" "$1")"
 	c1="$(cpu)"
-	if grep -qE 'Non-2xx|Socket errors' <<<"$out"; then
+	if grep -qE 'Non-2xx|Socket errors: connect [1-9]|read [1-9]|write [1-9]' <<<"$out"; then
 		printf 'bench-status: errors loading %s:\n%s\n' "$1" "$out" >&2
 		exit 1
+	fi
+	if grep -qE 'timeout [1-9]' <<<"$out"; then
+		STALLS=$((STALLS + $(sed -n 's/.*timeout \([0-9]*\).*/\1/p' <<<"$out")))
 	fi
 	read -r R C < <(awk -v c="$((c1 - c0))" -v us="$TICK_US" \
 		'/requests in/ { n = $1 } /^Requests\/sec:/ { r = $2 } END { printf "%s %.2f\n", r, c * us / n }' <<<"$out")
@@ -80,6 +85,7 @@ printf '%-6s %19s %19s %19s %19s %19s  %s\n' round "bare r/s cpu_us" "headers r/
 	"json r/s cpu_us" "bare_after r/s cpu_us" "rate ratios to the bare mean: headers text json"
 RATIOS="$OUT/ratios"
 for round in $(seq 1 "$ROUNDS"); do
+	STALLS=0
 	rate "$BARE"
 	b1="$R" cb1="$C"
 	rate "$HEADERS"
@@ -96,8 +102,10 @@ for round in $(seq 1 "$ROUNDS"); do
 		-v cb1="$cb1" -v cb2="$cb2" -v ch="$chd" -v ct="$ctx" -v cj="$cjs" 'BEGIN {
 			b = (b1 + b2) / 2; cb = (cb1 + cb2) / 2
 			printf "%.3f %.3f %.3f %.3f %.3f %.3f\n", h / b, t / b, j / b, cb / ch, cb / ct, cb / cj }')
-	printf '%-6s %12.0f %6s %12.0f %6s %12.0f %6s %12.0f %6s %12.0f %6s  %s %s %s\n' "$round" \
-		"$b1" "$cb1" "$hd" "$chd" "$tx" "$ctx" "$js" "$cjs" "$b2" "$cb2" "$rh" "$rt" "$rj"
+	stalled=""
+	[[ "$STALLS" -gt 0 ]] && stalled="  (stalled: $STALLS requests unanswered for 2 s)"
+	printf '%-6s %12.0f %6s %12.0f %6s %12.0f %6s %12.0f %6s %12.0f %6s  %s %s %s%s\n' "$round" \
+		"$b1" "$cb1" "$hd" "$chd" "$tx" "$ctx" "$js" "$cjs" "$b2" "$cb2" "$rh" "$rt" "$rj" "$stalled"
 	echo "$rh $rt $rj $ch $ct $cj" >>"$RATIOS"
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
