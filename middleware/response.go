@@ -130,7 +130,10 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 // The answers' header values, built once: a handler assigns them to the
 // header map as they are, with no slice to allocate per request. Their
 // capacity is their length, so a later Add copies rather than writes into
-// them.
+// them, and Set and Del replace them; only code that writes into a
+// header's values in place (h[k][0] = v), which neither net/http nor a
+// wrapper using Header's methods does, would change them for every
+// answer.
 var (
 	noStore = []string{"no-store"}
 	ctText  = []string{"text/plain; charset=utf-8"}
