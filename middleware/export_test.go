@@ -17,3 +17,8 @@ func SetJoinHook(m *Monitor, f func()) { m.flights.joined = f }
 // SampleEvidence takes one sample of the monitor's traffic counters now, as
 // Run does every Evidence.Interval.
 func SampleEvidence(m *Monitor) { m.evidence.counters.sample() }
+
+// SetHealing and EndHealing record a heal's start and end as the loop
+// does, without a loop.
+func SetHealing(m *Monitor, h *HealStart) { m.setHealing(h) }
+func EndHealing(m *Monitor, h *HealStart) { m.endHealing(h) }

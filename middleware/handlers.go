@@ -31,11 +31,20 @@ func (m *Monitor) StatusHandler() http.Handler {
 			badRequest(w, err)
 			return
 		}
+		if c := m.keptStatus(); c != nil && (wait == 0 || c.snap.Status == StatusHealthy) {
+			c.write(w, asJSON)
+			return
+		}
+		v := m.state.version.Load()
 		s := m.Snapshot()
 		if wait > 0 && s.Status != StatusHealthy {
 			ctx, cancel := clockwork.WithTimeout(r.Context(), m.cfg.Clock, min(wait, m.cfg.MaxWait))
 			s = m.WaitHealthy(ctx)
 			cancel()
+		}
+		if c := m.renderedFor(v, s); c != nil {
+			c.write(w, asJSON)
+			return
 		}
 		m.statusReply(s).write(w, asJSON, m.cfg.HideErrors)
 	})

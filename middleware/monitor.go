@@ -28,6 +28,7 @@ type Monitor struct {
 	checker  check.Checker
 	evidence *evidence // nil without Config.Evidence
 	state    *stateStore
+	rendered statusCache
 	flights  flightGroup
 	running  atomic.Bool
 
@@ -104,6 +105,7 @@ func (m *Monitor) setHealing(h *HealStart) {
 	m.mu.Lock()
 	m.healing = h
 	m.mu.Unlock()
+	m.state.touch()
 }
 
 // endHealing records that heal h ended, unless another is recorded.
@@ -113,6 +115,7 @@ func (m *Monitor) endHealing(h *HealStart) {
 		m.healing = nil
 	}
 	m.mu.Unlock()
+	m.state.touch()
 }
 
 // Run drives the checks until ctx ends, then returns nil. In ModeLoop it

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -119,22 +120,55 @@ func (rep *reply) warn(key, text string) {
 
 // write sends rep in the format the request asks for.
 func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	if !asJSON {
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		h.Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(rep.code)
-		text := rep.text
-		if r := rep.result; r != nil && r.Via != "" {
-			text += " [via " + r.Via + "]"
-		}
-		for _, key := range slices.Sorted(maps.Keys(rep.warnings)) {
-			text += "; warning: " + rep.warnings[key]
-		}
-		fmt.Fprintln(w, text)
+	if asJSON {
+		writeAnswer(w, rep.code, ctJSON, nil, rep.jsonBody(hideErrors))
 		return
 	}
+	writeAnswer(w, rep.code, ctText, nosniff, rep.textBody())
+}
+
+// The answers' header values, built once: a handler assigns them to the
+// header map as they are, with no slice to allocate per request. Their
+// capacity is their length, so a later Add copies rather than writes into
+// them, and Set and Del replace them; only code that writes into a
+// header's values in place (h[k][0] = v), which neither net/http nor a
+// wrapper using Header's methods does, would change them for every
+// answer.
+var (
+	noStore = []string{"no-store"}
+	ctText  = []string{"text/plain; charset=utf-8"}
+	ctJSON  = []string{"application/health+json"}
+	nosniff = []string{"nosniff"}
+)
+
+// writeAnswer sends code and body with the headers every answer has:
+// Cache-Control no-store, contentType, and X-Content-Type-Options when
+// sniff is set.
+func writeAnswer(w http.ResponseWriter, code int, contentType, sniff []string, body []byte) {
+	h := w.Header()
+	h["Cache-Control"] = noStore
+	h["Content-Type"] = contentType
+	if sniff != nil {
+		h["X-Content-Type-Options"] = sniff
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(body) // the client may have gone; nothing to do then
+}
+
+// textBody returns rep as its plain-text line.
+func (rep reply) textBody() []byte {
+	text := rep.text
+	if r := rep.result; r != nil && r.Via != "" {
+		text += " [via " + r.Via + "]"
+	}
+	for _, key := range slices.Sorted(maps.Keys(rep.warnings)) {
+		text += "; warning: " + rep.warnings[key]
+	}
+	return []byte(text + "\n")
+}
+
+// jsonBody returns rep in the IETF draft's JSON, indented.
+func (rep reply) jsonBody(hideErrors bool) []byte {
 	body := healthJSON{
 		Status: rep.verdict,
 		State:  rep.snap.Status.String(),
@@ -154,25 +188,7 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		}
 	}
 	if r := rep.result; r != nil {
-		c := checkJSON{
-			ComponentType:       "system",
-			Status:              "pass",
-			Time:                r.Start.UTC().Format(time.RFC3339Nano),
-			ObservedUnit:        "ms",
-			Source:              r.Source.String(),
-			ConsecutiveFailures: rep.snap.ConsecutiveFailures,
-			ComponentID:         r.Via,
-		}
-		ms := float64(r.Duration) / float64(time.Millisecond)
-		c.ObservedValue = &ms
-		c.DecidedBy = r.DecidedBy()
-		if r.Err != nil {
-			c.Status = "fail"
-			c.Output = errorText(r.Err, hideErrors)
-		} else if note := evidenceNote(r, hideErrors); note != "" {
-			c.Output = note[2 : len(note)-1]
-		}
-		body.Checks = map[string][]checkJSON{checkName: {c}}
+		body.Checks = map[string][]checkJSON{checkName: {resultJSON(r, rep.snap.ConsecutiveFailures, hideErrors)}}
 	}
 	for _, p := range rep.probes {
 		rep.writeProbe(&body, p)
@@ -183,11 +199,34 @@ func (rep reply) write(w http.ResponseWriter, asJSON, hideErrors bool) {
 		}
 		body.Checks[key] = []checkJSON{{ComponentType: "system", Status: "warn", Output: text}}
 	}
-	h.Set("Content-Type", "application/health+json")
-	w.WriteHeader(rep.code)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(body) // the client may have gone; nothing to do then
+	_ = enc.Encode(body) // nothing in it can fail to encode
+	return buf.Bytes()
+}
+
+// resultJSON returns the check's entry for result r.
+func resultJSON(r *Result, failures int, hideErrors bool) checkJSON {
+	c := checkJSON{
+		ComponentType:       "system",
+		Status:              "pass",
+		Time:                r.Start.UTC().Format(time.RFC3339Nano),
+		ObservedUnit:        "ms",
+		Source:              r.Source.String(),
+		ConsecutiveFailures: failures,
+		ComponentID:         r.Via,
+	}
+	ms := float64(r.Duration) / float64(time.Millisecond)
+	c.ObservedValue = &ms
+	c.DecidedBy = r.DecidedBy()
+	if r.Err != nil {
+		c.Status = "fail"
+		c.Output = errorText(r.Err, hideErrors)
+	} else if note := evidenceNote(r, hideErrors); note != "" {
+		c.Output = note[2 : len(note)-1]
+	}
+	return c
 }
 
 // writeProbe adds a light probe to body: which one, and its round trip
@@ -233,7 +272,7 @@ func errorText(err error, hide bool) string {
 }
 
 // wantsJSON reads ?format= (text or json), falling back to the Accept header.
-func wantsJSON(r *http.Request, q url.Values) (bool, error) {
+func wantsJSON(r *http.Request, q query) (bool, error) {
 	switch f := q.Get("format"); f {
 	case "json":
 		return true, nil
@@ -298,7 +337,7 @@ func parseMediaRange(s string) (typ string, q float64) {
 
 // durationParam parses a non-negative duration query parameter given as a
 // Go duration ("2.5s", "1m") or as plain seconds ("10"). Missing is 0.
-func durationParam(q url.Values, name string) (time.Duration, error) {
+func durationParam(q query, name string) (time.Duration, error) {
 	s := q.Get(name)
 	if s == "" {
 		return 0, nil
@@ -317,13 +356,39 @@ func durationParam(q url.Values, name string) (time.Duration, error) {
 	return d, nil
 }
 
+// query is a request's query string, parsed.
+type query struct {
+	// raw is the query string when it is one parameter at most and needs
+	// no unescaping, and so is read as it is, without allocating (what a
+	// prober or a load balancer sends every time); parsed is nil then.
+	raw    string
+	parsed url.Values
+}
+
 // parseQuery parses the query string, rejecting malformed ones.
-func parseQuery(r *http.Request) (url.Values, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return nil, fmt.Errorf("malformed query string: %w", err)
+func parseQuery(r *http.Request) (query, error) {
+	raw := r.URL.RawQuery
+	if !strings.ContainsAny(raw, "%+;&") {
+		// Nothing url.ParseQuery would unescape or reject (a bad
+		// escape, a semicolon, more parameters than its limit).
+		return query{raw: raw}, nil
 	}
-	return q, nil
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return query{}, fmt.Errorf("malformed query string: %w", err)
+	}
+	return query{parsed: q}, nil
+}
+
+// Get returns the first value of name, as url.Values.Get does.
+func (q query) Get(name string) string {
+	if q.parsed != nil {
+		return q.parsed.Get(name)
+	}
+	if key, value, _ := strings.Cut(q.raw, "="); key == name {
+		return value
+	}
+	return ""
 }
 
 // allowRead answers 405 to anything but GET and HEAD and reports whether the

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -69,7 +70,16 @@ type stateStore struct {
 	mu      sync.Mutex
 	snap    Snapshot
 	changed chan struct{} // closed, then replaced, on every record and wake
+
+	// version is bumped after every change of snap and of what the
+	// monitor's Snapshot adds to it (touch): the status endpoint reads it
+	// without a lock to tell that the answer it rendered is still the
+	// state's.
+	version atomic.Uint64
 }
+
+// touch records that the state, or what Snapshot adds to it, has changed.
+func (s *stateStore) touch() { s.version.Add(1) }
 
 func newStateStore(mode Mode, threshold int, observer Observer) *stateStore {
 	return &stateStore{
@@ -92,6 +102,7 @@ func (s *stateStore) current() (Snapshot, <-chan struct{}) {
 func (s *stateStore) wake() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.touch()
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -103,6 +114,7 @@ func (s *stateStore) noteShort(given time.Duration) {
 	defer s.mu.Unlock()
 	s.snap.ShortDeadlines++
 	s.snap.ShortDeadline = given
+	s.touch()
 }
 
 // record applies r and returns the state after it.
@@ -125,6 +137,7 @@ func (s *stateStore) record(r Result) Snapshot {
 		after.Since = r.Start.Add(r.Duration)
 	}
 	s.snap = after
+	s.touch()
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()

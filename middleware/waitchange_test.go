@@ -79,10 +79,11 @@ func TestWaitChangeFollowsTheStatus(t *testing.T) {
 	}
 }
 
-// A loop stuck in a check that ignores its timeout records nothing, yet the
-// state goes Stale a Period past what the loop owed: WaitChange returns
-// then, on the monitor's clock.
-func TestWaitChangeSeesTheLoopGoStale(t *testing.T) {
+// stuckLoop returns a rig whose loop passed its check at 0 s and is, at
+// 5 s, stuck in the next one, deaf to its timeout: it owes a result by 7 s
+// and records nothing.
+func stuckLoop(t *testing.T) *rig {
+	t.Helper()
 	release := make(chan struct{})
 	cfg := middleware.Config{Timeouts: []time.Duration{2 * time.Second}, Period: 5 * time.Second}
 	r := newRig(t, cfg, func(int) error { return nil })
@@ -97,6 +98,14 @@ func TestWaitChangeSeesTheLoopGoStale(t *testing.T) {
 	r.nextCall()
 	r.wake() // the pass at 0 s; the next check at 5 s owes its result by 7 s
 	r.nextCall()
+	return r
+}
+
+// A loop stuck in a check that ignores its timeout records nothing, yet the
+// state goes Stale a Period past what the loop owed: WaitChange returns
+// then, on the monitor's clock.
+func TestWaitChangeSeesTheLoopGoStale(t *testing.T) {
+	r := stuckLoop(t)
 	s := r.m.Snapshot()
 	if s.Status != middleware.StatusHealthy || s.Stale || !s.DueBy.Equal(epoch.Add(7*time.Second)) {
 		t.Fatalf("at 5 s: %v, stale %v, due by %v", s.Status, s.Stale, s.DueBy.Sub(epoch))
