@@ -15,7 +15,14 @@
 #   3. the connect rate while ramping as fast as possible (target at least
 #      15,000 per second), beside ci/connref's plain Go dial loop, the
 #      machine's own ceiling for loopback connects;
-#   4. memory per idle connection on the load side (target at most 10 KiB).
+#   4. memory per idle connection on the load side (target at most 10 KiB);
+#   5. the ramp under its own greedy load (issue 35): --connect-rate at
+#      ci/connref's rate and at half of it, and as fast as possible, with
+#      every connection greedy, interleaved with connref's plain Go dial
+#      loop (to its own child and to the same sink) in each of
+#      RAMP_ROUNDS rounds (default 2); target at least 0.9 of the rate
+#      asked, and as fast as possible at least connref's rate.
+#   BENCH_ONLY=ramp bash ci/bench-load.sh   # section 5 alone (about a minute a round)
 # Everything runs on 127.0.0.0/8, is bounded in time and stops by itself.
 set -euo pipefail
 
@@ -82,6 +89,73 @@ load() {
 	"$BIN" load "$@" >&2 || echo "load exited with $?" >&2
 }
 
+# ramp_ratio FILE RATE: the connects of each whole second of FILE's ramp
+# (after its first, partial second and before the one where the most
+# connections were open) over RATE: "mean (min-max, N s)".
+ramp_ratio() {
+	jq -r --argjson r "$2" '.series as $s | ($s | map(.open) | max) as $peak
+		| [range(1; $s | length) | select($s[.].open < $peak) | $s[.].connects / $r * 100 | round / 100] as $w
+		| if ($w | length) > 0 then "\($w | add / length * 100 | round / 100) (\($w | min)-\($w | max), \($w | length) s)"
+		  else "no whole second" end' "$1"
+}
+
+# ramp_time FILE: an upper bound of the seconds from the start until the
+# most connections were open, the connections, and so a lower bound of
+# the rate over the whole ramp.
+ramp_time() {
+	jq -r '.series as $s | ($s | map(.open) | max) as $peak
+		| ([$s | to_entries[] | select(.value.open == $peak)][0].key) as $i
+		| ((.start | capture("\\.(?<f>[0-9]+)").f) // "0" | "0." + . | tonumber) as $frac
+		| (($s[$i].t + 1) - ($s[0].t + $frac)) as $d
+		| "\($peak) open within \($d * 100 | round / 100) s (at least \($peak / $d | floor)/s)"' "$1"
+}
+
+# 5. The ramp under greedy load. Up to three seconds of ramp at the rate
+# the plain dial loop just reached, at half of it, and 15,000 connections
+# as fast as possible (connref's count); every connection greedy; one load
+# and one sink process as in issue 35, so at most 18,000 connections (open
+# files). Tens of thousands of greedy connections would also push the
+# kernel into TCP memory pressure, which then sets the pace.
+ramp_section() {
+	local rounds="${RAMP_ROUNDS:-2}" ref refsink rate conns f
+	RAMP_ROWS=()
+	echo "machine: $(nproc) cores, $(uptime | sed 's/.*\(load average\)/\1/')" >&2
+	for round in $(seq "$rounds"); do
+		section "ramp under greedy load, round $round of $rounds"
+		"$OUT/connref" -n 15000 >"$OUT/ramp-ref-$round.json"
+		ref="$(jq '.connects_per_s | floor' "$OUT/ramp-ref-$round.json")"
+		start_sink 1
+		"$OUT/connref" -n 15000 -target "$SINK_ADDR" >"$OUT/ramp-refsink-$round.json"
+		refsink="$(jq '.connects_per_s | floor' "$OUT/ramp-refsink-$round.json")"
+		echo "connref: $ref/s to its child, $refsink/s to the sink" >&2
+		for part in full half fast; do
+			case $part in
+			full) rate=$ref ;;
+			half) rate=$((ref / 2)) ;;
+			fast) rate=0 ;;
+			esac
+			f="$OUT/ramp-$part-$round.json"
+			conns=$((rate > 0 ? 3 * rate : 15000))
+			conns=$((conns > 18000 ? 18000 : conns))
+			load --target "$SINK_ADDR" --conns "$conns" --source 127.0.0.2-127.0.0.3 \
+				--connect-rate "$rate" --duration 2s --json "$f"
+			if ((rate > 0)); then
+				RAMP_ROWS+=("| $round | $part: $rate/s | $(ramp_ratio "$f" "$rate") of the rate | $(ramp_time "$f") | $ref/s | $refsink/s |")
+			else
+				RAMP_ROWS+=("| $round | as fast as possible | $(ramp_ratio "$f" "$ref") of connref, $(ramp_ratio "$f" "$refsink") of connref to the sink | $(ramp_time "$f") | $ref/s | $refsink/s |")
+			fi
+		done
+		stop_sink
+	done
+	echo "machine: $(uptime | sed 's/.*\(load average\)/\1/')" >&2
+	section "ramp under greedy load: results (raw JSON in $OUT)"
+	cat <<EOF
+| round | ramp | connects in each whole second of the ramp | all open | connref | connref to the sink |
+| --- | --- | --- | --- | --- | --- |
+EOF
+	printf '%s\n' "${RAMP_ROWS[@]}"
+}
+
 section "tools"
 need iperf3 jq
 go version >&2
@@ -91,6 +165,11 @@ section "build"
 CGO_ENABLED=0 go build -o "$BIN" ./cmd/tunnelprobe
 CGO_ENABLED=0 go build -o "$OUT/connref" ./ci/connref
 echo "$BIN" >&2
+
+if [[ "${BENCH_ONLY:-}" == ramp ]]; then
+	ramp_section
+	exit 0
+fi
 
 # 1. Throughput against iperf3, same streams, same duration.
 declare -A IPERF OURS
@@ -181,3 +260,6 @@ cat <<EOF
 | connect rate, as fast as possible | $RATE_PEAK/s best second, at least $RATE_AVG/s over the whole ramp | plain Go dial loop $REF_RATE/s (ratio $(ratio "$RATE_AVG" "$REF_RATE") over the ramp) | >= 15,000/s |
 | memory per idle connection (load side) | $MEM_SLOPE KiB marginal, $MEM_RATIO KiB RSS/conns | | <= 10 KiB |
 EOF
+
+echo
+ramp_section

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -201,7 +202,11 @@ func (r *run) hold(ctx context.Context, conn net.Conn) error {
 // fell due meanwhile and sends it as fast as the path takes it, so a slow
 // path gets the offered load, not a politely reduced one.
 func (r *run) write(ctx context.Context, conn net.Conn) error {
-	err := pace.Send(ctx, conn, r.cfg.connBytesPerSecond(), func(n int64) { r.c.bytesUp.Add(n) })
+	var w io.Writer = conn
+	if r.cfg.Rate == 0 {
+		w = gatedWriter{ctx, &r.gate, conn}
+	}
+	err := pace.Send(ctx, w, r.cfg.connBytesPerSecond(), func(n int64) { r.c.bytesUp.Add(n) })
 	if ctx.Err() != nil {
 		return errStopped
 	}
@@ -209,9 +214,12 @@ func (r *run) write(ctx context.Context, conn net.Conn) error {
 }
 
 // read reads conn to its end, counting bytes, and returns the error that
-// ended it (io.EOF included).
+// ended it (io.EOF included). Each read waits at the ramp's gate first:
+// a greedy sink sends only as fast as we read. The gate is open for good
+// before the run's end, so the end-of-run handshake is never held there.
 func (r *run) read(conn net.Conn, buf []byte) error {
 	for {
+		r.gate.wait(context.Background())
 		n, err := conn.Read(buf)
 		r.c.bytesDown.Add(int64(n))
 		if err != nil {

@@ -24,6 +24,8 @@ type run struct {
 	// grace bounds the end-of-run handshake of every connection; it is
 	// set before the load is stopped.
 	grace atomic.Int64
+	// gate parks greedy flows while the ramp is behind its schedule.
+	gate rampGate
 }
 
 // Run opens cfg.Conns connections to cfg.Target, ramping up as cfg says,
@@ -118,7 +120,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // opens (or it gives up): goroutines follow connections opened, not
 // requested, however large Conns is. The ramp ends when every slot's first dial has ended, or
 // DialTimeout after its schedule, whatever became of the slots not started
-// by then; the hold follows.
+// by then; the hold follows. While the ramp is behind its schedule, greedy
+// flows yield to it (see rampGate).
 func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, start time.Time) {
 	cfg := &r.cfg
 	rampDone := make(chan struct{})
@@ -132,15 +135,34 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 	interval := cfg.dialInterval()
 	rampCtx, endRamp := context.WithDeadline(ctx, start.Add(time.Duration(cfg.Conns-1)*interval+cfg.DialTimeout))
 	defer endRamp()
+	behind := func(bool) {}
+	if cfg.Rate == 0 {
+		behind = r.gate.set
+	}
+	// As fast as possible, every dial is due now: the ramp is behind
+	// until the last has ended.
+	behind(interval == 0)
 	permits := make(chan struct{}, MaxDialsInFlight)
 	release := func() { <-permits }
 	for i := range cfg.Conns {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 && !pace.Sleep(rampCtx, d) {
-			break
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			behind(false)
+			if !pace.Sleep(rampCtx, d) {
+				break
+			}
+		} else if -d > rampLag {
+			behind(true)
 		}
 		select {
 		case permits <- struct{}{}:
-		case <-rampCtx.Done():
+		default:
+			// MaxDialsInFlight first dials have not ended: the ramp
+			// waits for them, and is behind.
+			behind(true)
+			select {
+			case permits <- struct{}{}:
+			case <-rampCtx.Done():
+			}
 		}
 		if rampCtx.Err() != nil {
 			break
@@ -152,6 +174,7 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 	case <-rampCtx.Done():
 		// The ramp ran out of time: hold what opened, unless ctx ended.
 	}
+	behind(false) // the ramp is over
 	pace.Sleep(ctx, cfg.Duration)
 }
 

@@ -5,9 +5,12 @@
 // only accepts and holds them, and prints the rate as JSON.
 //
 // ci/bench-load.sh runs it in the same run as the load generator, so that
-// a connect rate under target can be told apart from a slow machine.
+// a connect rate under target can be told apart from a slow machine. With
+// -target it dials that address instead of its own child: a running
+// tunnelprobe sink, so that both dialers pay for the same accepting side.
 //
 //	go run ./ci/connref -n 15000
+//	go run ./ci/connref -n 15000 -target 127.0.0.1:9000
 package main
 
 import (
@@ -30,6 +33,7 @@ func main() {
 	n := flag.Int("n", 15000, "connections to open (each side holds them all: mind the open-file limit)")
 	parallel := flag.Int("parallel", 256, "dials in flight")
 	serve := flag.Bool("serve", false, "run as the accepting child")
+	target := flag.String("target", "", "dial this `host:port` (a sink that holds the connections) instead of a child of its own")
 	flag.Parse()
 	if *serve {
 		serveAccepts()
@@ -39,7 +43,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "connref: -n and -parallel must be at least 1")
 		os.Exit(2)
 	}
-	if err := measure(*n, *parallel); err != nil {
+	if err := measure(*n, *parallel, *target); err != nil {
 		fmt.Fprintln(os.Stderr, "connref:", err)
 		os.Exit(1)
 	}
@@ -77,7 +81,12 @@ func serveAccepts() {
 	}
 }
 
-func measure(n, parallel int) error {
+// measure dials n connections to target, or to a child of its own when
+// target is empty, and prints the rate.
+func measure(n, parallel int, target string) error {
+	if target != "" {
+		return dialAll(target, n, parallel)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -103,8 +112,12 @@ func measure(n, parallel int) error {
 	if err != nil {
 		return fmt.Errorf("the accepting child did not start: %w", err)
 	}
-	addr = addr[:len(addr)-1]
+	return dialAll(addr[:len(addr)-1], n, parallel)
+}
 
+// dialAll dials n connections to addr, parallel at a time, holds them until
+// the last has opened, and prints the rate.
+func dialAll(addr string, n, parallel int) error {
 	var next atomic.Int64
 	var mu sync.Mutex // guards failed and firstErr
 	var failed int
@@ -132,6 +145,9 @@ func measure(n, parallel int) error {
 	elapsed := time.Since(start)
 	for _, c := range conns {
 		if c != nil {
+			// A reset leaves no TIME_WAIT entry to hold the port from
+			// the next run of the benchmark.
+			_ = c.(*net.TCPConn).SetLinger(0)
 			c.Close()
 		}
 	}

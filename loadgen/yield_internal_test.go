@@ -1,0 +1,112 @@
+package loadgen
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
+	"github.com/tunnelprobe/tunnelprobe/middleware/check"
+)
+
+// notify sends on ch without blocking: one pending signal is enough.
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// writeSignalConn signals payload on every write after the first (the
+// sink header).
+type writeSignalConn struct {
+	net.Conn
+	writes  atomic.Int64
+	payload chan struct{}
+}
+
+func (c *writeSignalConn) Write(p []byte) (int, error) {
+	if c.writes.Add(1) > 1 {
+		notify(c.payload)
+	}
+	return c.Conn.Write(p)
+}
+
+// A greedy connection that opened while the ramp still waits for another
+// dial parks instead of writing, and writes once the ramp is over.
+func TestGreedyYieldsToRampBehind(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var served sync.WaitGroup
+	served.Go(func() { _ = (&sink.Server{}).Serve(ctx, ln) })
+	defer func() { cancel(); served.Wait() }()
+
+	parked := make(chan struct{}, 1)
+	testHookParked = func() { notify(parked) }
+	defer func() { testHookParked = nil }()
+
+	payload := make(chan struct{}, 1)
+	var dials atomic.Int64
+	var wroteWhileBehind atomic.Bool
+	var plain net.Dialer
+	dialer := check.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 1 {
+			c, err := plain.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &writeSignalConn{Conn: c, payload: payload}, nil
+		}
+		// The second dial is slow: the ramp is behind until it ends.
+		select {
+		case <-parked:
+		case <-payload:
+			wroteWhileBehind.Store(true)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return plain.DialContext(ctx, network, addr)
+	})
+	res, err := Run(context.Background(), Config{
+		Target: ln.Addr().String(), Dialer: dialer, Conns: 2,
+		Duration: 50 * time.Millisecond, NoReconnect: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wroteWhileBehind.Load() {
+		t.Error("a greedy connection wrote payload while the ramp waited for a dial")
+	}
+	if res.ConnsAchieved != 2 || res.BytesUp == 0 {
+		t.Errorf("opened %d of 2, wrote %d bytes: want both open and writing after the ramp", res.ConnsAchieved, res.BytesUp)
+	}
+}
+
+func TestRampGate(t *testing.T) {
+	var g rampGate
+	if !g.wait(context.Background()) {
+		t.Fatal("the zero gate is not open")
+	}
+	g.set(true)
+	g.set(true) // shutting a shut gate changes nothing
+	passed := make(chan bool, 1)
+	go func() { passed <- g.wait(context.Background()) }()
+	g.set(false)
+	if !<-passed {
+		t.Error("a waiter at a gate that opened saw its context end")
+	}
+
+	g.set(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if g.wait(ctx) {
+		t.Error("wait at a shut gate with an ended context reported it live")
+	}
+	g.set(false)
+}
