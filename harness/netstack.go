@@ -71,6 +71,10 @@ type netTUN struct {
 	// drop holds the kinds of packet the stack drops on arrival, as a far
 	// side that filters them does (Server.Drop).
 	drop dropFilter
+	// sent and received bound the stack's packets and the link's in
+	// flight through WireGuard (see maxHeld): Read takes into sent,
+	// Write lets out of received.
+	sent, received *heldPackets
 }
 
 // counters returns the interface's counters.
@@ -156,12 +160,13 @@ func (t *netTUN) BatchSize() int { return 16 }
 
 // Read blocks for one outbound packet of the stack, then takes whatever
 // else is already waiting, up to len(bufs).
-func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
+func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (n int, err error) {
+	t.sent.wait()
+	defer func() { t.sent.in(n) }()
 	pkt := t.ep.ReadContext(t.ctx)
 	if pkt == nil {
 		return 0, os.ErrClosed
 	}
-	n := 0
 	for {
 		view := pkt.ToView()
 		pkt.DecRef()
@@ -181,6 +186,7 @@ func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 
 // Write injects decrypted packets into the stack.
 func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
+	t.received.out(len(bufs))
 	for _, b := range bufs {
 		p := b[offset:]
 		if len(p) == 0 {
