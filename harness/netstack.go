@@ -49,6 +49,12 @@ type Buffers struct {
 // 32 KiB of send buffer, so 3,000 of them cost about 100 MiB.
 var DefaultBuffers = Buffers{SendDefault: 32 << 10, SendMax: 4 << 20, ReceiveDefault: 64 << 10, ReceiveMax: 4 << 20}
 
+// ManyFlowsBuffers keep a lab's thousands of flows small: a 20 Mbit/s link
+// shared by thousands of flows needs far less than DefaultBuffers' 4 MiB
+// windows. The scenarios use them (docs/lab.md, "What a connection
+// costs").
+var ManyFlowsBuffers = Buffers{SendDefault: 16 << 10, SendMax: 256 << 10, ReceiveDefault: 32 << 10, ReceiveMax: 256 << 10}
+
 const nicID = 1
 
 // netTUN is a tun.Device whose other side is a gVisor TCP/IP stack.

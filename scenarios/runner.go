@@ -25,9 +25,6 @@ type Options struct {
 	Buffers harness.Buffers
 }
 
-// scenarioBuffers keep a lab's thousands of flows small: a 20 Mbit/s link
-// with 10 ms of delay needs far less than the defaults' 4 MiB windows.
-var scenarioBuffers = harness.Buffers{SendDefault: 16 << 10, SendMax: 256 << 10, ReceiveDefault: 32 << 10, ReceiveMax: 256 << 10}
 
 // Run runs every configuration of spec on its own lab, side by side, for
 // spec.Duration, and returns what they measured. When ctx ends early it
@@ -40,7 +37,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		return nil, err
 	}
 	if opt.Buffers == (harness.Buffers{}) {
-		opt.Buffers = scenarioBuffers
+		opt.Buffers = harness.ManyFlowsBuffers
 	}
 	trials := make([]*trial, 0, len(spec.Configs))
 	defer func() {
