@@ -25,7 +25,6 @@ type Options struct {
 	Buffers harness.Buffers
 }
 
-
 // Run runs every configuration of spec on its own lab, side by side, for
 // spec.Duration, and returns what they measured. When ctx ends early it
 // returns the report of what was measured so far, marked Interrupted. A
