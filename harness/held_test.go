@@ -37,3 +37,13 @@ func TestHeldPacketsForgetsPacketsThatNeverComeOut(t *testing.T) {
 	none.wait()
 	none.out(1)
 }
+
+// WireGuard counts its queues' limits in batches of the device's batch
+// size, each packet in a 64 KiB buffer: a peer without a session stages
+// 128 batches, which must stay 128 packets (8 MiB), not 128 x 16.
+func TestNetstackHandsWireGuardOnePacketARead(t *testing.T) {
+	var tun netTUN
+	if n := tun.BatchSize(); n != 1 {
+		t.Errorf("BatchSize %d, want 1", n)
+	}
+}
