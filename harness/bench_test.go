@@ -189,7 +189,7 @@ func BenchmarkGoodput(b *testing.B) {
 
 // BenchmarkLabPerConnection: what one connection through one lab costs,
 // with the scenarios' link (20 Mbit/s, 10 ms, 256 packets) and buffers
-// (ManyFlowsBuffers), for 100, 1,000 and 10,000 greedy uploads: the
+// (BuffersFor), for 100, 1,000 and 10,000 greedy uploads: the
 // memory in use after a collection, heap and goroutine stacks, per
 // connection (both netstacks' endpoints and buffers, the sink's goroutine
 // and buffer, the writer's goroutine; the lab's own fixed cost spread
@@ -202,7 +202,7 @@ func BenchmarkLabPerConnection(b *testing.B) {
 			before := liveBytes()
 			l, ctx := loadedLabConfig(b, Config{
 				Link:    Settings{Rate: 20_000_000, Delay: 10 * time.Millisecond, Queue: QueueLimit{Packets: 256}},
-				Buffers: ManyFlowsBuffers,
+				Buffers: BuffersFor(20_000_000, 10*time.Millisecond, conns),
 			}, conns)
 			var sinkBytes int64
 			var cpu, elapsed time.Duration

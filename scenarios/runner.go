@@ -20,8 +20,10 @@ type Options struct {
 	// ProgressPrefix starts each progress line (a matrix says which run
 	// of how many, and the time left).
 	ProgressPrefix string
-	// Buffers are the labs' netstack TCP buffers; zero means small ones
-	// that let four labs carry thousands of flows each in a few GiB.
+	// Buffers are the labs' netstack TCP buffers; zero means
+	// harness.BuffersFor the link's fastest rate and the load's
+	// connections: small ones, which let seven labs carry thousands of
+	// flows each.
 	Buffers harness.Buffers
 }
 
@@ -36,7 +38,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		return nil, err
 	}
 	if opt.Buffers == (harness.Buffers{}) {
-		opt.Buffers = harness.ManyFlowsBuffers
+		opt.Buffers = harness.BuffersFor(spec.Link.fastest(), spec.Link.Delay.Duration, spec.Load.Conns)
 	}
 	trials := make([]*trial, 0, len(spec.Configs))
 	defer func() {
