@@ -2,6 +2,7 @@ package sink
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"io"
 	"net"
@@ -20,6 +21,10 @@ import (
 type Server struct {
 	// Echo makes connections without a header echo instead of discard.
 	Echo bool
+	// ReadBuffer is each connection's read buffer in bytes; zero means
+	// readBufSize. A sink of thousands of slow connections, as a lab's,
+	// can take far less.
+	ReadBuffer int
 
 	conns, open, bytesIn, bytesOut atomic.Int64
 
@@ -178,7 +183,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			h.Mode = ModeEcho
 		}
 	}
-	buf := make([]byte, readBufSize)
+	buf := make([]byte, cmp.Or(s.ReadBuffer, readBufSize))
 	switch h.Mode {
 	case ModeEcho:
 		err = s.echo(br, c, buf)

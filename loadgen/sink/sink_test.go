@@ -399,3 +399,21 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+// A small read buffer only takes more reads: every byte is still counted
+// and echoed.
+func TestSmallReadBuffer(t *testing.T) {
+	srv := &sink.Server{Echo: true, ReadBuffer: 3}
+	c := dial(t, serve(t, srv))
+	msg := "hello, small sink"
+	c.Write([]byte(msg))
+	got := make([]byte, len(msg))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != msg {
+		t.Fatalf("echo of %q: %q, %v", msg, got, err)
+	}
+	finish(t, c)
+	if st := srv.Stats(); st.BytesIn != int64(len(msg)) || st.BytesOut != int64(len(msg)) {
+		t.Errorf("Stats = %+v, want %d bytes each way", st, len(msg))
+	}
+}
