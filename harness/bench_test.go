@@ -220,7 +220,11 @@ func BenchmarkLabPerConnection(b *testing.B) {
 			b.ReportMetric(float64(open), "conns-open")
 			b.ReportMetric(float64(live-min(live, before))/float64(max(open, 1)), "live-B/conn")
 			b.ReportMetric(mbit/elapsed.Seconds(), "goodput-Mbit/s")
-			b.ReportMetric(1000*cpu.Seconds()/max(mbit, 1e-9), "cpu-ms/Mbit")
+			if mbit > 0 {
+				b.ReportMetric(1000*cpu.Seconds()/mbit, "cpu-ms/Mbit")
+			} else {
+				b.Log("nothing delivered in the window: no CPU per Mbit")
+			}
 		})
 	}
 }
