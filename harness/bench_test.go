@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -91,7 +92,13 @@ func greedy(ctx context.Context, b *testing.B, l *Lab, n int) (wait func()) {
 // the benchmark function returns; ctx ends then too.
 func loadedLab(b *testing.B, s Settings, n int) (l *Lab, ctx context.Context) {
 	b.Helper()
-	l = New(Config{Link: s})
+	return loadedLabConfig(b, Config{Link: s}, n)
+}
+
+// loadedLabConfig is loadedLab with a whole Config.
+func loadedLabConfig(b *testing.B, cfg Config, n int) (l *Lab, ctx context.Context) {
+	b.Helper()
+	l = New(cfg)
 	if err := l.Start(b.Context()); err != nil {
 		b.Fatal(err)
 	}
@@ -178,6 +185,57 @@ func BenchmarkGoodput(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkLabPerConnection: what one connection through one lab costs,
+// with the scenarios' link (20 Mbit/s, 10 ms, 256 packets) and buffers
+// (BuffersFor), for 100, 1,000 and 10,000 greedy uploads: the
+// memory in use after a collection, heap and goroutine stacks, per
+// connection (both netstacks' endpoints and buffers, the sink's goroutine
+// and buffer, the writer's goroutine; the lab's own fixed cost spread
+// over them), and the CPU the whole process spent per Mbit carried.
+//
+//	go test -run '^$' -bench LabPerConnection -benchtime 1x ./harness/
+func BenchmarkLabPerConnection(b *testing.B) {
+	for _, conns := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			before := liveBytes()
+			l, ctx := loadedLabConfig(b, Config{
+				Link:    Settings{Rate: 20_000_000, Delay: 10 * time.Millisecond, Queue: QueueLimit{Packets: 256}},
+				Buffers: BuffersFor(20_000_000, 10*time.Millisecond, conns),
+			}, conns)
+			var sinkBytes int64
+			var cpu, elapsed time.Duration
+			var live uint64
+			for range b.N {
+				s0, c0, t0 := l.Server().SinkStats().BytesIn, cpuTime(), time.Now()
+				sleepCtx(ctx, *benchWindow)
+				sinkBytes += l.Server().SinkStats().BytesIn - s0
+				cpu += cpuTime() - c0
+				elapsed += time.Since(t0)
+				live = max(live, liveBytes())
+			}
+			open := l.Server().SinkStats().Open
+			mbit := float64(sinkBytes) * 8 / 1e6
+			b.ReportMetric(float64(open), "conns-open")
+			b.ReportMetric(float64(live-min(live, before))/float64(max(open, 1)), "live-B/conn")
+			b.ReportMetric(mbit/elapsed.Seconds(), "goodput-Mbit/s")
+			if mbit > 0 {
+				b.ReportMetric(1000*cpu.Seconds()/mbit, "cpu-ms/Mbit")
+			} else {
+				b.Log("nothing delivered in the window: no CPU per Mbit")
+			}
+		})
+	}
+}
+
+// liveBytes is the heap and the goroutine stacks in use after a
+// collection.
+func liveBytes() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse + ms.StackInuse
 }
 
 // BenchmarkIdleRTT: one round trip of one byte through the idle tunnel

@@ -18,6 +18,9 @@ import (
 // below what that costs.
 type udpBind struct {
 	host string // e.g. "127.0.0.1"; "" means all interfaces
+	// sent and received, when set, are the netstack's (netTUN): Send lets
+	// out of sent, the receive function takes into received.
+	sent, received *heldPackets
 
 	mu sync.Mutex
 	c  *net.UDPConn
@@ -37,10 +40,12 @@ func (b *udpBind) Open(port uint16) ([]conn.ReceiveFunc, uint16, error) {
 	}
 	b.c = c
 	recv := func(packets [][]byte, sizes []int, eps []conn.Endpoint) (int, error) {
+		b.received.wait()
 		n, from, err := c.ReadFromUDPAddrPort(packets[0])
 		if err != nil {
 			return 0, err
 		}
+		b.received.in(1)
 		sizes[0] = n
 		eps[0] = udpEndpoint(netip.AddrPortFrom(from.Addr().Unmap(), from.Port()))
 		return 1, nil
@@ -73,6 +78,7 @@ func (b *udpBind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	if c == nil {
 		return net.ErrClosed
 	}
+	b.sent.out(len(bufs))
 	var errs []error
 	for _, p := range bufs {
 		if _, err := c.WriteToUDPAddrPort(p, netip.AddrPort(e)); err != nil {

@@ -43,6 +43,10 @@ type ClientConfig struct {
 	Keepalive time.Duration
 	// Log receives WireGuard's errors at debug level; nil discards them.
 	Log *slog.Logger
+	// OnDown, when set, is called each time Restart or Down has closed a
+	// device, with the client locked: every connection through it is
+	// gone. A Lab ends the server's side of them (see Lab.Restart).
+	OnDown func()
 	// TUN, when set, runs the client on a kernel TUN device of that name
 	// instead of a netstack, as a VPN client container does (Linux; it
 	// needs CAP_NET_ADMIN and /dev/net/tun). The device gets Addr in the

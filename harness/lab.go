@@ -81,7 +81,8 @@ func (l *Lab) Start(ctx context.Context) (err error) {
 	if err := l.link.Start(ctx); err != nil {
 		return err
 	}
-	l.client = NewClient(ClientConfig{PrivateKey: ckey, ServerPublicKey: skey.Public(), Endpoint: l.link.Addr(), MTU: l.cfg.MTU, Buffers: l.cfg.Buffers, Log: l.cfg.Log})
+	l.client = NewClient(ClientConfig{PrivateKey: ckey, ServerPublicKey: skey.Public(), Endpoint: l.link.Addr(), MTU: l.cfg.MTU, Buffers: l.cfg.Buffers, Log: l.cfg.Log,
+		OnDown: l.server.clientGone})
 	if err := l.client.Start(ctx); err != nil {
 		return err
 	}
@@ -115,7 +116,9 @@ func (l *Lab) DialContext(ctx context.Context, network, address string) (net.Con
 	return l.client.DialContext(ctx, network, address)
 }
 
-// Restart restarts the client peer (see Client.Restart).
+// Restart restarts the client peer (see Client.Restart). The server's
+// sinks end the old device's connections staleGrace later (see
+// Server.clientGone); Down does the same.
 func (l *Lab) Restart(ctx context.Context) error { return l.client.Restart(ctx) }
 
 // Down and Up take the client peer down and bring it up again (see

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
 	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
@@ -118,6 +119,41 @@ func TestLabRestartBreaksFlows(t *testing.T) {
 	if err := tlsCheck(ctx, l, 5*time.Second); err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
+}
+
+// The server's side of a restarted client's connections ends: nothing
+// else would end an upload's, whose sink never sends.
+func TestLabRestartEndsTheServersSide(t *testing.T) {
+	l := startLab(t, Config{})
+	l.server.staleGrace = 0
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	c, err := l.DialContext(ctx, "tcp", l.SinkAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sink.WriteHeader(c, sink.ModeUpload, 0)
+	c.Write([]byte("ping"))
+	sinkStats := l.server.svc.sink.Stats
+	// The sink's goroutines count on their own: wait for them.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: %+v", what, sinkStats())
+			case <-tick.C:
+			}
+		}
+	}
+	waitUntil("the upload never reached the sink", func() bool { return sinkStats().BytesIn == 4 })
+	if err := l.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("the server still holds the restarted client's connection", func() bool { return sinkStats().Open == 0 })
 }
 
 func TestLabDownRefusesDialsUntilUp(t *testing.T) {

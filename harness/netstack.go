@@ -49,6 +49,38 @@ type Buffers struct {
 // 32 KiB of send buffer, so 3,000 of them cost about 100 MiB.
 var DefaultBuffers = Buffers{SendDefault: 32 << 10, SendMax: 4 << 20, ReceiveDefault: 64 << 10, ReceiveMax: 4 << 20}
 
+// ManyFlowsBuffers keep a lab's thousands of flows small: a 20 Mbit/s link
+// shared by thousands of flows needs far less than DefaultBuffers' 4 MiB
+// windows. The scenarios use them (docs/lab.md, "What a connection
+// costs").
+var ManyFlowsBuffers = Buffers{SendDefault: 16 << 10, SendMax: 256 << 10, ReceiveDefault: 32 << 10, ReceiveMax: 256 << 10}
+
+// MinSendBuffer is the smallest send buffer ceiling BuffersFor gives: about
+// three segments, a window that still recovers a loss without a timeout
+// now and then.
+const MinSendBuffer = 4 << 10
+
+// BuffersFor returns ManyFlowsBuffers with the send buffer's ceiling cut
+// to what one of conns greedy flows needs on a link of rate r and one-way
+// delay d: its share of the rate over the round trip and a full queue's
+// delay (250 ms allowed), twice over, as gVisor's auto-tuning sizes a
+// send buffer at twice the congestion window. Auto-tuning grows every
+// send buffer to at least 10 segments' worth, twice (28 KiB) however small
+// the flow's share: 14,000 greedy flows held 368 MB in their send queues
+// (pprof of the default suite); with a ceiling of 4 KiB each holds at most
+// that. An unlimited rate (0) or no connections give ManyFlowsBuffers.
+func BuffersFor(r Rate, d time.Duration, conns int) Buffers {
+	b := ManyFlowsBuffers
+	if r <= 0 || conns <= 0 {
+		return b
+	}
+	rtt := 2*d + 250*time.Millisecond
+	need := int(2 * float64(r) / 8 / float64(conns) * rtt.Seconds())
+	b.SendMax = min(b.SendMax, max(need, MinSendBuffer))
+	b.SendDefault = min(b.SendDefault, b.SendMax)
+	return b
+}
+
 const nicID = 1
 
 // netTUN is a tun.Device whose other side is a gVisor TCP/IP stack.
@@ -71,6 +103,10 @@ type netTUN struct {
 	// drop holds the kinds of packet the stack drops on arrival, as a far
 	// side that filters them does (Server.Drop).
 	drop dropFilter
+	// sent and received bound the stack's packets and the link's in
+	// flight through WireGuard (see maxHeld): Read takes into sent,
+	// Write lets out of received.
+	sent, received *heldPackets
 }
 
 // counters returns the interface's counters.
@@ -150,18 +186,23 @@ func (t *netTUN) Name() (string, error)    { return "lab", nil }
 func (t *netTUN) MTU() (int, error)        { return t.mtu, nil }
 func (t *netTUN) Events() <-chan tun.Event { return t.events }
 
-// BatchSize lets WireGuard take up to 16 packets per Read, which it then
-// encrypts and sends as one batch.
-func (t *netTUN) BatchSize() int { return 16 }
+// BatchSize is one packet per Read. WireGuard queues what it reads in
+// batches of up to this many packets, each in a buffer of 64 KiB, and
+// counts its queues' limits in batches: a client peer with no session (a
+// restart during an outage) stages up to 128 batches until its handshake
+// completes, which with 16 a batch held 128 MiB a device. The lab's rates
+// need no batching: the link relays one packet per system call.
+func (t *netTUN) BatchSize() int { return 1 }
 
 // Read blocks for one outbound packet of the stack, then takes whatever
 // else is already waiting, up to len(bufs).
-func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
+func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (n int, err error) {
+	t.sent.wait()
+	defer func() { t.sent.in(n) }()
 	pkt := t.ep.ReadContext(t.ctx)
 	if pkt == nil {
 		return 0, os.ErrClosed
 	}
-	n := 0
 	for {
 		view := pkt.ToView()
 		pkt.DecRef()
@@ -181,6 +222,7 @@ func (t *netTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 
 // Write injects decrypted packets into the stack.
 func (t *netTUN) Write(bufs [][]byte, offset int) (int, error) {
+	t.received.out(len(bufs))
 	for _, b := range bufs {
 		p := b[offset:]
 		if len(p) == 0 {

@@ -65,6 +65,10 @@ func startPeer(c peerConfig) (*peer, error) {
 		logger.Verbosef = func(format string, args ...any) { l.Debug(fmt.Sprintf(format, args...)) }
 	}
 	b := &udpBind{host: host}
+	if nt != nil {
+		nt.sent, nt.received = newHeldPackets(), newHeldPackets()
+		b.sent, b.received = nt.sent, nt.received
+	}
 	dev := device.NewDevice(td, b, logger) // takes ownership of td
 	uapi := fmt.Sprintf("private_key=%s\nlisten_port=%d\nreplace_peers=true\n%s", c.priv.hex(), port, c.peerCfg)
 	if err := dev.IpcSet(uapi); err != nil {

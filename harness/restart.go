@@ -46,6 +46,9 @@ func (c *Client) downLocked() {
 	c.peer.close()
 	c.peer = nil
 	c.downAt = time.Now()
+	if c.cfg.OnDown != nil {
+		c.cfg.OnDown()
+	}
 }
 
 // Up brings a new client device up after Down; the first handshake follows

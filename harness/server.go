@@ -47,6 +47,8 @@ type Server struct {
 	ca   *CA
 	peer *peer
 	svc  services
+	// staleGrace is clientGone's grace: staleGrace, or none in tests.
+	staleGrace time.Duration
 }
 
 // NewServer returns a Server; it starts nothing until Start.
@@ -54,7 +56,7 @@ func NewServer(cfg ServerConfig) *Server {
 	cfg.Addr = cmp.Or(cfg.Addr, ServerTunnelAddr)
 	cfg.ClientAddr = cmp.Or(cfg.ClientAddr, ClientTunnelAddr)
 	cfg.MTU = cmp.Or(cfg.MTU, DefaultMTU)
-	return &Server{cfg: cfg}
+	return &Server{cfg: cfg, staleGrace: staleGrace}
 }
 
 // Start generates the CA (and the key if none was given), brings the
@@ -149,6 +151,23 @@ func (s *Server) Drop(kinds ...string) error {
 		return errors.New("harness: drop: the server peer has no netstack (not started, or on a kernel device)")
 	}
 	return s.peer.tun.drop.set(kinds)
+}
+
+// staleGrace is how long the sinks still read the connections of a client
+// device that has gone before ending them: what had arrived is counted.
+const staleGrace = 5 * time.Second
+
+// clientGone ends, s.staleGrace from now, the sinks' connections from the
+// client devices closed before now. Nothing would end them otherwise: an
+// upload's sink never sends, so never learns that its client is gone (a
+// real server would, through TCP keepalive, minutes later), and a restarted
+// client peer would leave thousands of connections open on the server, and
+// their memory, for the rest of a run. They carry nothing more: a restart
+// aborted the client's side.
+func (s *Server) clientGone() {
+	now := time.Now()
+	s.svc.sink.Expire(now, s.staleGrace)
+	s.svc.echo.Expire(now, s.staleGrace)
 }
 
 // SinkStats are the counters of the discarding sink.

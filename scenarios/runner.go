@@ -20,14 +20,12 @@ type Options struct {
 	// ProgressPrefix starts each progress line (a matrix says which run
 	// of how many, and the time left).
 	ProgressPrefix string
-	// Buffers are the labs' netstack TCP buffers; zero means small ones
-	// that let four labs carry thousands of flows each in a few GiB.
+	// Buffers are the labs' netstack TCP buffers; zero means
+	// harness.BuffersFor the link's fastest rate and the load's
+	// connections: small ones, which let seven labs carry thousands of
+	// flows each.
 	Buffers harness.Buffers
 }
-
-// scenarioBuffers keep a lab's thousands of flows small: a 20 Mbit/s link
-// with 10 ms of delay needs far less than the defaults' 4 MiB windows.
-var scenarioBuffers = harness.Buffers{SendDefault: 16 << 10, SendMax: 256 << 10, ReceiveDefault: 32 << 10, ReceiveMax: 256 << 10}
 
 // Run runs every configuration of spec on its own lab, side by side, for
 // spec.Duration, and returns what they measured. When ctx ends early it
@@ -40,7 +38,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		return nil, err
 	}
 	if opt.Buffers == (harness.Buffers{}) {
-		opt.Buffers = scenarioBuffers
+		opt.Buffers = harness.BuffersFor(spec.Link.fastest(), spec.Link.Delay.Duration, spec.Load.Conns)
 	}
 	trials := make([]*trial, 0, len(spec.Configs))
 	defer func() {

@@ -154,7 +154,7 @@ func TestRunStopsWhenInterrupted(t *testing.T) {
 // port, and the server could not listen (a run lost to it in CI).
 func TestTrialHoldsItsAddress(t *testing.T) {
 	spec := QuickSuite()
-	tr, err := newTrial(t.Context(), spec, spec.Configs[0], 0, scenarioBuffers)
+	tr, err := newTrial(t.Context(), spec, spec.Configs[0], 0, harness.ManyFlowsBuffers)
 	if err != nil {
 		t.Fatal(err)
 	}

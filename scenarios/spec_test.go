@@ -444,3 +444,19 @@ func TestParseReadsYAML11Booleans(t *testing.T) {
 		t.Errorf(`blip: "yes": %v, want a refusal naming link.outages[1].blip`, err)
 	}
 }
+
+// The labs' buffers are sized for the link's fastest rate over the run.
+func TestLinkFastest(t *testing.T) {
+	s := DefaultSuite().Link
+	if got := s.fastest(); got != s.Rate {
+		t.Errorf("default suite: %v, want %v", got, s.Rate)
+	}
+	brown := BrownoutSuite().Link
+	if got := brown.fastest(); got != 20*rate.Mbit {
+		t.Errorf("brownout: %v, want 20 Mbit/s (its rate before and after)", got)
+	}
+	brown.Changes = append(brown.Changes, LinkChange{Rate: new(harness.Rate(0))})
+	if got := brown.fastest(); got != 0 {
+		t.Errorf("a link unlimited at some time: %v, want 0 (unlimited)", got)
+	}
+}

@@ -214,6 +214,21 @@ func (l LinkSpec) settings() (harness.Settings, error) {
 	return set, set.Validate()
 }
 
+// fastest is the link's fastest rate over the run, 0 if it is ever
+// unlimited.
+func (l LinkSpec) fastest() harness.Rate {
+	r := l.Rate
+	for _, c := range l.Changes {
+		if c.Rate != nil {
+			if *c.Rate <= 0 || r <= 0 {
+				return 0
+			}
+			r = max(r, *c.Rate)
+		}
+	}
+	return r
+}
+
 // apply returns set with c's fields applied.
 func (c LinkChange) apply(set harness.Settings) (harness.Settings, error) {
 	if c.Rate != nil {

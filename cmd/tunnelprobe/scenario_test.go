@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -699,5 +700,25 @@ func mergeRefusesBeforeWriting(t *testing.T, dir string, shards []string) {
 				t.Errorf("merge %v wrote %s", tc.args, p)
 			}
 		}
+	}
+}
+
+// A scenario run collects at scenarioGCPercent, unless GOGC is set.
+func TestScenarioGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	scenarioGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != scenarioGCPercent {
+		t.Errorf("GC percent without GOGC: %d, want %d", got, scenarioGCPercent)
+	}
+	debug.SetGCPercent(50) // as the runtime would have set it from GOGC=50
+	scenarioGC(func(k string) string {
+		if k == "GOGC" {
+			return "50"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 50 {
+		t.Errorf("GC percent with GOGC=50: %d, want 50", got)
 	}
 }

@@ -39,7 +39,9 @@
 // received, and can count, everything the sink counted as sent, and neither
 // side is left with a TIME_WAIT entry, which matters to a load generator
 // that opens tens of thousands of connections run after run. A client
-// without a header gets an ordinary close instead.
+// without a header gets an ordinary close instead. A client that vanished
+// without a word (a restarted VPN client's connections) is ended by
+// [Server.Expire].
 //
 // # Concurrency
 //

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"io"
 	"net"
@@ -20,8 +21,17 @@ import (
 type Server struct {
 	// Echo makes connections without a header echo instead of discard.
 	Echo bool
+	// ReadBuffer is each connection's read buffer in bytes; zero means
+	// readBufSize. A sink of thousands of slow connections, as a lab's,
+	// can take far less.
+	ReadBuffer int
 
 	conns, open, bytesIn, bytesOut atomic.Int64
+
+	// live holds every open connection with the time it was accepted,
+	// for Expire.
+	liveMu sync.Mutex
+	live   map[net.Conn]time.Time
 }
 
 // Stats are a Server's counters.
@@ -110,14 +120,52 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		mu.Unlock()
 		s.conns.Add(1)
 		s.open.Add(1)
+		s.track(c, time.Now())
 		go func() {
 			defer wg.Done()
 			s.serveConn(ctx, c)
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()
+			s.untrack(c)
 			s.open.Add(-1)
 		}()
+	}
+}
+
+// track and untrack keep live, the open connections for Expire.
+func (s *Server) track(c net.Conn, at time.Time) {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	if s.live == nil {
+		s.live = map[net.Conn]time.Time{}
+	}
+	s.live[c] = at
+}
+
+func (s *Server) untrack(c net.Conn) {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	delete(s.live, c)
+}
+
+// Expire ends every connection accepted before t, grace from now: until
+// then it still reads, and counts, what it had received; then it is reset.
+// It is for a client that vanished without a word, such as a restarted
+// VPN client whose old connections can never end on their own: their
+// reader (an upload never sends, so never finds the client gone) would
+// otherwise hold its goroutine, buffers and socket for the rest of the
+// run, as a server without TCP keepalive does.
+func (s *Server) Expire(t time.Time, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	for c, at := range s.live {
+		if at.Before(t) {
+			// A read that fails ends the connection with a reset, its
+			// sender too (serveConn).
+			_ = c.SetReadDeadline(deadline)
+		}
 	}
 }
 
@@ -135,7 +183,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			h.Mode = ModeEcho
 		}
 	}
-	buf := make([]byte, readBufSize)
+	buf := make([]byte, cmp.Or(s.ReadBuffer, readBufSize))
 	switch h.Mode {
 	case ModeEcho:
 		err = s.echo(br, c, buf)

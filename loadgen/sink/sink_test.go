@@ -286,6 +286,40 @@ func TestServeStopsWithOpenConns(t *testing.T) {
 	}
 }
 
+// echoed opens an echo connection to addr and returns it once the sink has
+// answered on it, which proves that the sink is serving it.
+func echoed(t *testing.T, addr string) *net.TCPConn {
+	t.Helper()
+	c := dial(t, addr)
+	sink.WriteHeader(c, sink.ModeEcho, 0)
+	c.Write([]byte("x"))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestExpireEndsOlderConns(t *testing.T) {
+	srv := &sink.Server{}
+	addr := serve(t, srv)
+	old := echoed(t, addr)
+	cut := time.Now()
+	young := echoed(t, addr)
+
+	srv.Expire(cut, 0)
+	old.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, old); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatal("a connection accepted before the cut is still open")
+		}
+	}
+	young.Write([]byte("y"))
+	if _, err := io.ReadFull(young, make([]byte, 1)); err != nil {
+		t.Fatalf("a connection accepted after the cut was ended: %v", err)
+	}
+}
+
 func TestServeReturnsListenerError(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -364,4 +398,22 @@ func FuzzParseHeader(f *testing.F) {
 			t.Fatalf("round trip %+v -> %+v, %v", h, h2, err)
 		}
 	})
+}
+
+// A small read buffer only takes more reads: every byte is still counted
+// and echoed.
+func TestSmallReadBuffer(t *testing.T) {
+	srv := &sink.Server{Echo: true, ReadBuffer: 3}
+	c := dial(t, serve(t, srv))
+	msg := "hello, small sink"
+	c.Write([]byte(msg))
+	got := make([]byte, len(msg))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != msg {
+		t.Fatalf("echo of %q: %q, %v", msg, got, err)
+	}
+	finish(t, c)
+	if st := srv.Stats(); st.BytesIn != int64(len(msg)) || st.BytesOut != int64(len(msg)) {
+		t.Errorf("Stats = %+v, want %d bytes each way", st, len(msg))
+	}
 }
