@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netns"
@@ -130,7 +131,7 @@ func (c *OpenVPNClient) upLocked() error {
 		}
 		c.mu.Unlock()
 		select {
-		case c.exits <- err:
+		case c.exits <- fmt.Errorf("%w: %s", err, p.output()):
 		default: // one unread exit is enough to act on
 		}
 	})
