@@ -110,7 +110,7 @@ func openvpnChildren() []openvpnChild {
 // killClientOnce kills the first openvpn client this process runs, as soon
 // as it has run for after, and reports what it killed.
 func killClientOnce(ctx context.Context, after time.Duration) <-chan openvpnChild {
-	return killOnce(ctx, after, "client.conf")
+	return killOnce(ctx, after, "client.ovpn")
 }
 
 // killOnce kills the first openvpn this process runs whose command line
