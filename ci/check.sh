@@ -36,10 +36,10 @@ echo "ok"
 section "go test -race ./..."
 # CI runs on a machine whose build cache may be warm: a cached pass of the
 # container or scenario tests would prove nothing, so every test runs. The
-# scenarios package holds the container suite (about 9 minutes with the
-# image's build) beside the in-process runs: go test's default bound of 10
-# minutes a package would cut it short, and the suite stops by itself 12
-# minutes in, in time for its cleanups.
+# scenarios package holds the container suite (WireGuard and OpenVPN side by
+# side, about 8 minutes with the image's build) beside the in-process runs:
+# go test's default bound of 10 minutes a package would cut it short, and
+# the suite stops by itself 12 minutes in, in time for its cleanups.
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1 -timeout=30m"
 go test -race ./...
 

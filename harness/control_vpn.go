@@ -20,7 +20,29 @@ import (
 // requests) runs unchanged against the lab. A bad body is a 400. With an
 // apiKey, every request must carry it in X-API-Key, as gluetun's apikey
 // role asks: others get a 401.
-func ClientControlHandler(c *Client, apiKey string) http.Handler {
+func ClientControlHandler(c *Client, apiKey string) http.Handler { return vpnControlHandler(c, apiKey) }
+
+// OpenVPNControlHandler serves an OpenVPN client's control API: the routes
+// of ClientControlHandler, a restart and the status switch stopping and
+// starting its openvpn process (OpenVPNClient.Restart, Down, Up).
+func OpenVPNControlHandler(c *OpenVPNClient, apiKey string) http.Handler {
+	return vpnControlHandler(c, apiKey)
+}
+
+// vpnSwitch is a VPN client the control API restarts, stops and starts.
+type vpnSwitch interface {
+	Restart(context.Context) error
+	status() string                          // "running" or "stopped"
+	setStatus(context.Context, string) error // see Client.setStatus
+}
+
+var (
+	_ vpnSwitch = (*Client)(nil)
+	_ vpnSwitch = (*OpenVPNClient)(nil)
+)
+
+// vpnControlHandler serves the control API of ClientControlHandler for c.
+func vpnControlHandler(c vpnSwitch, apiKey string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /restart", restartHandler(c.Restart))
 	mux.HandleFunc("GET /v1/vpn/status", func(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +64,7 @@ func ClientControlHandler(c *Client, apiKey string) http.Handler {
 		}
 		err = c.setStatus(r.Context(), want.Status)
 		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the client peer did not change: " + err.Error()})
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the VPN client did not change: " + err.Error()})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"outcome": want.Status})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netns"
@@ -85,22 +84,15 @@ func exists(path string) bool {
 // Start and Close must not run concurrently with each other; every other
 // method is safe for concurrent use.
 type OpenVPN struct {
-	cfg        OpenVPNConfig
-	dir        string
-	ca         *CA
-	client     *netns.NS
-	server     *netns.NS
-	svc        services
-	link       *Link
-	tcp        *tcpCarrier
-	serverProc *openvpnProcess
-	clientConf string
-
-	mu          sync.Mutex // guards proc; Down, Up and Restart hold it to swap processes
-	proc        *openvpnProcess
-	exits       chan error // the client's own exits
-	serverExits chan error // the server's, which ends the lab's use
-	watch       sync.WaitGroup
+	cfg    OpenVPNConfig
+	dir    string
+	ca     *CA
+	client *netns.NS
+	server *netns.NS
+	link   *Link
+	tcp    *tcpCarrier
+	srv    *OpenVPNServer // the server's openvpn and targets, in server
+	cl     *OpenVPNClient // the client's openvpn, in client
 }
 
 var _ Tunnel = (*OpenVPN)(nil)
@@ -110,5 +102,9 @@ func NewOpenVPN(cfg OpenVPNConfig) *OpenVPN {
 	cfg.Transport = cmp.Or(cfg.Transport, TransportUDP)
 	cfg.Binary = cmp.Or(cfg.Binary, "openvpn")
 	cfg.StartTimeout = cmp.Or(cfg.StartTimeout, 30*time.Second)
-	return &OpenVPN{cfg: cfg, exits: make(chan error, 1), serverExits: make(chan error, 1)}
+	return &OpenVPN{
+		cfg: cfg,
+		srv: NewOpenVPNServer(OpenVPNServerConfig{Binary: cfg.Binary, StartTimeout: cfg.StartTimeout}),
+		cl:  NewOpenVPNClient(OpenVPNClientConfig{Binary: cfg.Binary}),
+	}
 }

@@ -72,7 +72,7 @@ func startCarrier(ctx context.Context, linkCfg LinkConfig, relay net.Listener, d
 		c.link = nil
 		return nil, err
 	}
-	if c.farL, err = c.far.ListenTCP(netip.AddrPortFrom(carrierFar, openvpnPort)); err != nil {
+	if c.farL, err = c.far.ListenTCP(netip.AddrPortFrom(carrierFar, OpenVPNPort)); err != nil {
 		return nil, fmt.Errorf("harness: carrier listen: %w", err)
 	}
 	linkAddr, serverSide := c.link.Addr(), c.link.ServerSideAddr()
@@ -82,7 +82,7 @@ func startCarrier(ctx context.Context, linkCfg LinkConfig, relay net.Listener, d
 	go c.pumpOut(c.far, c.farUDP, serverSide)
 	go c.pumpIn(c.farUDP, c.far)
 	go c.accept(c.relay, func(ctx context.Context) (net.Conn, error) {
-		return c.near.DialContext(ctx, "tcp", netip.AddrPortFrom(carrierFar, openvpnPort).String())
+		return c.near.DialContext(ctx, "tcp", netip.AddrPortFrom(carrierFar, OpenVPNPort).String())
 	})
 	go c.accept(c.farL, c.dialServer)
 	return c, nil

@@ -14,99 +14,27 @@ import (
 )
 
 // Restart stops the client's openvpn and starts a new one, as a heal or
-// the VPN container's loop does: every flow through the old tun0 breaks,
-// and the new tun0 appears once the new process has connected. It returns
-// once the new process runs. ctx can only stop a restart that has not
-// begun.
-func (o *OpenVPN) Restart(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.downLocked()
-	return o.upLocked()
-}
+// the VPN container's loop does (see OpenVPNClient.Restart).
+func (o *OpenVPN) Restart(ctx context.Context) error { return o.cl.Restart(ctx) }
 
 // Down stops the client's openvpn, as a stopped VPN container does.
-func (o *OpenVPN) Down() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.proc == nil {
-		return ErrClientDown
-	}
-	o.downLocked()
-	return nil
-}
+func (o *OpenVPN) Down() error { return o.cl.Down() }
 
 // Up starts a new client openvpn after Down (or after it exited); it
 // returns once the process runs, as a container's start does.
-func (o *OpenVPN) Up(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.proc != nil {
-		return errors.New("harness: the OpenVPN client is up already")
-	}
-	return o.upLocked()
-}
-
-func (o *OpenVPN) downLocked() {
-	if o.proc != nil {
-		o.proc.stop()
-		o.proc = nil
-	}
-}
-
-// upLocked starts the client's openvpn and watches it: if it exits on its
-// own, it is down (proc nil) and Exits says so.
-func (o *OpenVPN) upLocked() error {
-	p, err := startOpenVPN(o.client, o.cfg.Binary, o.clientConf)
-	if err != nil {
-		return err
-	}
-	o.proc = p
-	o.watch.Go(func() {
-		<-p.done
-		crashed, err := p.crashed()
-		if !crashed {
-			return
-		}
-		o.mu.Lock()
-		if o.proc == p {
-			o.proc = nil
-		}
-		o.mu.Unlock()
-		select {
-		case o.exits <- err:
-		default: // one unread exit is enough to act on
-		}
-	})
-	return nil
-}
+func (o *OpenVPN) Up(ctx context.Context) error { return o.cl.Up(ctx) }
 
 // Exits receives an error each time the client's openvpn exits of its own
-// accord (it crashed, or was killed by someone else), not when Down,
-// Restart or Close stopped it: a VPN container whose process died, which
-// its orchestrator restarts. The client is down until Up.
-func (o *OpenVPN) Exits() <-chan error { return o.exits }
+// accord (see OpenVPNClient.Exits). The client is down until Up.
+func (o *OpenVPN) Exits() <-chan error { return o.cl.Exits() }
 
 // ServerExits receives an error if the server's openvpn exits of its own
 // accord: the lab's far side is gone for good, and what is measured
 // after that is no measurement.
-func (o *OpenVPN) ServerExits() <-chan error { return o.serverExits }
+func (o *OpenVPN) ServerExits() <-chan error { return o.srv.Exits() }
 
 // ClientPID is the process ID of the client's openvpn, 0 while it is down.
-func (o *OpenVPN) ClientPID() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.proc == nil {
-		return 0
-	}
-	return o.proc.cmd.Process.Pid
-}
+func (o *OpenVPN) ClientPID() int { return o.cl.PID() }
 
 // DialContext dials from the client's namespace, bound to its tun0 (see
 // check.BoundDialer): a dial never leaves the tunnel another way, and
@@ -170,7 +98,7 @@ func (o *OpenVPN) TLSAddr() netip.AddrPort  { return netip.AddrPortFrom(ServerTu
 func (o *OpenVPN) SinkAddr() netip.AddrPort { return netip.AddrPortFrom(ServerTunnelAddr, SinkPort) }
 
 // SinkStats is what the server's sink received.
-func (o *OpenVPN) SinkStats() sink.Stats { return o.svc.sink.Stats() }
+func (o *OpenVPN) SinkStats() sink.Stats { return o.srv.SinkStats() }
 
 // Stream sends a one-way UDP stream from the server's namespace to the
 // client's StreamPort (see Server.Stream); the client's kernel drops it.

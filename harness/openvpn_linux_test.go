@@ -232,7 +232,7 @@ func TestOpenVPNCloseLeavesNothingBehind(t *testing.T) {
 	if err := o.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	pids := []int{o.ClientPID(), o.serverProc.cmd.Process.Pid}
+	pids := []int{o.ClientPID(), o.srv.PID()}
 	namespaces := []string{namespaceOf(t, pids[0]), namespaceOf(t, pids[1])}
 	dir := o.dir
 	if err := o.Close(); err != nil {
@@ -259,7 +259,7 @@ func TestOpenVPNThatNeverConnectsFailsStartAndLeavesNothing(t *testing.T) {
 	if !strings.Contains(err.Error(), "client") || !strings.Contains(err.Error(), "last output") {
 		t.Errorf("the error %q does not say which end failed and what openvpn printed", err)
 	}
-	if o.proc != nil || o.dir != "" && exists(o.dir) {
+	if o.cl.PID() != 0 || o.dir != "" && exists(o.dir) {
 		t.Errorf("the failed start left its client process or files (%s)", o.dir)
 	}
 }
@@ -268,7 +268,7 @@ func TestOpenVPNThatNeverConnectsFailsStartAndLeavesNothing(t *testing.T) {
 // is gone for good.
 func TestOpenVPNServerExitIsReported(t *testing.T) {
 	o := startOpenVPNLab(t, OpenVPNConfig{})
-	if err := o.serverProc.cmd.Process.Kill(); err != nil {
+	if err := syscall.Kill(o.srv.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -23,22 +23,32 @@ var (
 
 // nsNet opens sockets in a network namespace: the server side's services
 // listen there, and the client side's checks and load dial from there.
+// With a nil ns it opens them in this process's own, as the OpenVPN roles
+// of a container do.
 type nsNet struct{ ns *netns.NS }
 
 func (n nsNet) ListenTCP(ap netip.AddrPort) (ln net.Listener, err error) {
-	err = n.ns.Do(func() error { ln, err = net.Listen("tcp", ap.String()); return err })
+	err = inNS(n.ns, func() error { ln, err = net.Listen("tcp", ap.String()); return err })
 	return ln, err
 }
 
 func (n nsNet) ListenUDP(ap netip.AddrPort) (pc net.PacketConn, err error) {
-	err = n.ns.Do(func() error { pc, err = net.ListenPacket("udp", ap.String()); return err })
+	err = inNS(n.ns, func() error { pc, err = net.ListenPacket("udp", ap.String()); return err })
 	return pc, err
 }
 
 func (n nsNet) DialContext(ctx context.Context, network, address string) (c net.Conn, err error) {
 	var d net.Dialer
-	err = n.ns.Do(func() error { c, err = d.DialContext(ctx, network, address); return err })
+	err = inNS(n.ns, func() error { c, err = d.DialContext(ctx, network, address); return err })
 	return c, err
+}
+
+// inNS runs f in ns, or where this process is if ns is nil.
+func inNS(ns *netns.NS, f func() error) error {
+	if ns == nil {
+		return f()
+	}
+	return ns.Do(f)
 }
 
 // joinUnderlay joins the client and server namespaces with a veth pair

@@ -39,7 +39,8 @@ type openvpnProcess struct {
 	stopped bool     // stopped by stop, not of its own accord
 }
 
-// startOpenVPN starts binary with the configuration file conf in ns. The
+// startOpenVPN starts binary with the configuration file conf in ns (nil:
+// this process's namespace). The
 // process is killed if this one dies (Pdeathsig), so that not even a
 // SIGKILL leaves an openvpn behind.
 func startOpenVPN(ns *netns.NS, binary, conf string) (*openvpnProcess, error) {
@@ -52,7 +53,7 @@ func startOpenVPN(ns *netns.NS, binary, conf string) (*openvpnProcess, error) {
 	}
 	p.cmd.Stderr = p.cmd.Stdout
 	// Forked from a thread in ns, the process starts there.
-	if err := ns.Do(p.cmd.Start); err != nil {
+	if err := inNS(ns, p.cmd.Start); err != nil {
 		return nil, fmt.Errorf("harness: start %s: %w", binary, err)
 	}
 	go p.follow(out)

@@ -52,41 +52,24 @@ func (o *OpenVPN) Start(ctx context.Context) (err error) {
 	if o.ca, err = NewCA(); err != nil {
 		return err
 	}
-	listen := netip.AddrPortFrom(underlayServer.Addr(), openvpnPort)
+	listen := netip.AddrPortFrom(underlayServer.Addr(), OpenVPNPort)
 	remote, err := o.startTransport(ctx, listen)
 	if err != nil {
 		return err
 	}
-	serverConf, clientConf, err := writeOpenVPNFiles(o.dir, o.ca, openvpnConfig{transport: o.cfg.Transport, listen: listen, remote: remote, mtu: OpenVPNMTU})
+	files, err := writeOpenVPNFiles(o.dir, o.ca, OpenVPNFilesConfig{Transport: o.cfg.Transport, Listen: listen, Remote: remote.String(), MTU: OpenVPNMTU})
 	if err != nil {
 		return err
 	}
-	o.clientConf = clientConf
-	if o.serverProc, err = startOpenVPN(o.server, o.cfg.Binary, serverConf); err != nil {
+	o.srv.cfg.Files, o.srv.ns = files, o.server
+	if err := o.srv.Start(ctx); err != nil {
 		return err
 	}
-	if err := o.serverProc.waitReady(ctx); err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	o.watch.Go(func() {
-		<-o.serverProc.done
-		if crashed, err := o.serverProc.crashed(); crashed {
-			o.serverExits <- fmt.Errorf("%w: %s", err, o.serverProc.output())
-		}
-	})
-	cert, err := o.ca.Issue(TLSHost, ServerTunnelAddr.String())
-	if err != nil {
+	o.cl.cfg.Conf, o.cl.ns = files.ClientConf(), o.client
+	if err := o.cl.Up(ctx); err != nil {
 		return err
 	}
-	if err := o.svc.start(nsNet{o.server}, ServerTunnelAddr, cert); err != nil {
-		return err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err := o.upLocked(); err != nil {
-		return err
-	}
-	if err := o.proc.waitReady(ctx); err != nil {
+	if err := o.cl.Ready(ctx); err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
 	return nil
@@ -129,23 +112,13 @@ func (o *OpenVPN) startTransport(ctx context.Context, listen netip.AddrPort) (ne
 // waits for them, and removes its files; the namespaces end with them,
 // and every device in them.
 func (o *OpenVPN) Close() error {
-	var errs []error
-	o.mu.Lock()
-	if o.proc != nil {
-		o.proc.stop()
-		o.proc = nil
-	}
-	o.mu.Unlock()
-	errs = append(errs, o.svc.close())
+	errs := []error{o.cl.Close()}
 	if o.tcp != nil {
 		errs = append(errs, o.tcp.close())
 	} else if o.link != nil {
 		errs = append(errs, o.link.Close())
 	}
-	if o.serverProc != nil {
-		o.serverProc.stop()
-	}
-	o.watch.Wait()
+	errs = append(errs, o.srv.Close())
 	for _, ns := range []*netns.NS{o.client, o.server} {
 		if ns != nil {
 			errs = append(errs, ns.Close())

@@ -101,17 +101,73 @@ var _ tclog.Logger = (*tcLogger)(nil)
 
 // buildImage builds the tunnelprobe binary statically and the image FROM
 // scratch around it (scenarios/testdata/docker/Dockerfile, with an empty
-// /lab for the roles' files), once for the whole test, and removes the
-// image when t ends. Nothing is pulled.
-func buildImage(ctx context.Context, t *testing.T, cli *testcontainers.DockerClient, logger tclog.Logger, runID string) string {
+// /lab for the roles' files and, withOpenVPN, this machine's openvpn and
+// its shared libraries), once for the whole test, and removes the image
+// when t ends. Nothing is pulled.
+func buildImage(ctx context.Context, t *testing.T, cli *testcontainers.DockerClient, logger tclog.Logger, runID string, withOpenVPN bool) string {
 	t.Helper()
 	return buildStaticImage(ctx, t, cli, logger, "tunnelprobe-scenarios:"+runID, filepath.Join("testdata", "docker", "Dockerfile"),
 		func(dir string) error {
 			if err := os.MkdirAll(filepath.Join(dir, "lab"), 0o755); err != nil {
 				return err
 			}
-			return os.WriteFile(filepath.Join(dir, "lab", "README"), []byte("key files and outputs of tunnelprobe lab\n"), 0o644)
+			if err := os.WriteFile(filepath.Join(dir, "lab", "README"), []byte("key files and outputs of tunnelprobe lab\n"), 0o644); err != nil {
+				return err
+			}
+			// The Dockerfile copies this tree whole: a /tmp, which openvpn's
+			// server asks for (its --tmp-dir), and openvpn if wanted.
+			root := filepath.Join(dir, "openvpn")
+			if err := os.MkdirAll(filepath.Join(root, "tmp"), 0o755); err != nil {
+				return err
+			}
+			if err := os.Chmod(filepath.Join(root, "tmp"), 0o777|os.ModeSticky); err != nil || !withOpenVPN {
+				return err
+			}
+			return copyProgram(ctx, root, "openvpn")
 		})
+}
+
+// copyProgram copies the program name (found in PATH) and every shared
+// library the dynamic loader gives it here (ldd), the loader included, to
+// the same paths under root: a dynamically linked program for an image
+// FROM scratch, taken from this machine instead of a registry.
+func copyProgram(ctx context.Context, root, name string) error {
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, "ldd", bin).Output()
+	if err != nil {
+		return fmt.Errorf("ldd %s: %w", bin, err)
+	}
+	files := []string{"/usr/sbin/" + name}
+	src := map[string]string{files[0]: bin}
+	for line := range strings.Lines(string(out)) {
+		// "libx.so.1 => /lib/.../libx.so.1 (0x...)", "/lib64/ld-linux-x86-64.so.2 (0x...)";
+		// the vDSO has no file.
+		f := strings.Fields(line)
+		if i := slices.Index(f, "=>"); i >= 0 && i+1 < len(f) {
+			f = f[i+1:]
+		}
+		if len(f) > 0 && strings.HasPrefix(f[0], "/") {
+			files = append(files, f[0])
+			src[f[0]] = f[0]
+		}
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(src[f]) // through symbolic links: scratch has none
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildStaticImage builds image (repo:tag) from dockerfile with the
@@ -413,12 +469,16 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 // lineLog keeps a container's output. testcontainers replays the whole log
 // at each start, so what matters is read as distinct lines.
 type lineLog struct {
+	device string // the tunnel device whose indexes it reads
+
 	mu   sync.Mutex
 	buf  strings.Builder
 	grew chan struct{} // told of each Accept; one waiter at a time
 }
 
-func newLineLog() *lineLog { return &lineLog{grew: make(chan struct{}, 1)} }
+func newLineLog(device string) *lineLog {
+	return &lineLog{device: device, grew: make(chan struct{}, 1)}
+}
 
 var _ testcontainers.LogConsumer = (*lineLog)(nil)
 
@@ -452,11 +512,11 @@ func (l *lineLog) String() string {
 }
 
 // ifindexes returns the distinct interface indexes the VPN container
-// printed ("tun wg0 ifindex N"), one per start, in order.
+// printed ("tun wg0 ifindex N", or tun0's), one per start, in order.
 func (l *lineLog) ifindexes() []string {
 	var seen []string
 	for line := range strings.Lines(l.String()) {
-		if i, ok := strings.CutPrefix(strings.TrimSpace(line), "tun "+vpnDevice+" ifindex "); ok && !slices.Contains(seen, i) {
+		if i, ok := strings.CutPrefix(strings.TrimSpace(line), "tun "+l.device+" ifindex "); ok && !slices.Contains(seen, i) {
 			seen = append(seen, i)
 		}
 	}

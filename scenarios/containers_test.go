@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -206,12 +207,38 @@ type ctrEnv struct {
 	runID  string
 	logger *tcLogger
 	spec   Spec
+	offset int // its topologies' first fixed address (staticAddr)
+}
+
+// kind names e's tunnel: wireguard or openvpn, its subtest.
+func (e *ctrEnv) kind() string { return cmp.Or(e.spec.Tunnel.Kind, TunnelWireGuard) }
+
+func (e *ctrEnv) openvpn() bool { return e.spec.Tunnel.Kind == TunnelOpenVPN }
+
+// device is the VPN container's tunnel device: wireguard-go's wg0, or
+// openvpn's tun0.
+func (e *ctrEnv) device() string {
+	if e.openvpn() {
+		return harness.OpenVPNDevice
+	}
+	return vpnDevice
+}
+
+// prefix sets the OpenVPN topologies' names apart from the WireGuard
+// ones of the same configuration on the shared network.
+func (e *ctrEnv) prefix() string {
+	if e.openvpn() {
+		return "ovpn-"
+	}
+	return ""
 }
 
 // ctrLab is one configuration's topology.
 type ctrLab struct {
 	cfg      ConfigSpec
 	index    int
+	prefix   string // of its containers' names and aliases
+	device   string // the VPN's tunnel device
 	serverIP netip.Addr
 	server   testcontainers.Container
 	link     testcontainers.Container
@@ -230,7 +257,7 @@ type ctrLab struct {
 	applied []time.Duration // when each fault was in place, from the run's start
 }
 
-func (l *ctrLab) alias(role string) string { return role + "-" + l.cfg.Name }
+func (l *ctrLab) alias(role string) string { return role + "-" + l.prefix + l.cfg.Name }
 
 func (l *ctrLab) recorder() *recorder {
 	l.mu.Lock()
@@ -248,21 +275,62 @@ func TestContainerScenarios(t *testing.T) {
 	if d, ok := t.Deadline(); ok && d.Add(-time.Minute).Before(deadline) {
 		deadline = d.Add(-time.Minute)
 	}
+	// Canceled once the subtests, which run after this function returns,
+	// are done.
 	ctx, cancel := context.WithDeadline(t.Context(), deadline)
-	defer cancel()
+	t.Cleanup(cancel)
 	runID := fmt.Sprintf("%s-%04x", began.Format("20060102-150405"), rand.IntN(1<<16))
 	logger := newTCLogger(t)
-	env := &ctrEnv{cli: cli, runID: runID, logger: logger, spec: containerSuite()}
-	if err := env.spec.Validate(); err != nil {
-		t.Fatal(err)
+	suites := []Spec{containerSuite(), openvpnContainerSuite()}
+	for _, s := range suites {
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	env.image = buildImage(ctx, t, cli, logger, runID)
-	env.nw = newLabNetwork(ctx, t)
-	t.Logf("network %s (%s), image %s", env.nw.Name, env.nw.subnet, env.image)
+	// The image carries openvpn where this machine has it to copy.
+	withOpenVPN := suites[1].Tunnel.Available() == nil
+	image := buildImage(ctx, t, cli, logger, runID, withOpenVPN)
+	nw := newLabNetwork(ctx, t)
+	t.Logf("network %s (%s), image %s", nw.Name, nw.subnet, image)
+	offset := 0
+	for _, spec := range suites {
+		env := &ctrEnv{cli: cli, nw: nw, image: image, runID: runID, spec: spec, offset: offset}
+		offset += len(spec.Configs)
+		t.Run(env.kind(), func(t *testing.T) {
+			t.Parallel()
+			if err := spec.Tunnel.Available(); err != nil {
+				if os.Getenv(requireDockerEnv) == "1" {
+					t.Fatalf("%s=1 but the OpenVPN containers cannot run: %v", requireDockerEnv, err)
+				}
+				t.Skipf("the OpenVPN containers cannot run: %v", err)
+			}
+			env.logger = newTCLogger(t)
+			env.suite(ctx, t, began)
+		})
+	}
+}
 
+// openvpnContainerSuite is the container suite on the real openvpn over
+// UDP: the configurations that answer the question on OpenVPN (the
+// probe alone, evidence, and deploy/compose's), under the same load and
+// faults.
+func openvpnContainerSuite() Spec {
+	s := containerSuite()
+	s.Name = "containers-openvpn"
+	s.Tunnel = TunnelSpec{Kind: TunnelOpenVPN, Transport: harness.TransportUDP}
+	s.Configs = slices.DeleteFunc(s.Configs, func(c ConfigSpec) bool {
+		return !slices.Contains([]string{"probe-only", "evidence", "compose"}, c.Name)
+	})
+	return s
+}
+
+// suite starts e's topologies, runs its spec over them and checks what
+// the suite promises.
+func (e *ctrEnv) suite(ctx context.Context, t *testing.T, began time.Time) {
+	env := e
 	labs := make([]*ctrLab, len(env.spec.Configs))
 	for i, c := range env.spec.Configs {
-		labs[i] = &ctrLab{cfg: c, index: i, serverIP: env.nw.staticAddr(i), logs: newHealthLog()}
+		labs[i] = &ctrLab{cfg: c, index: i, prefix: env.prefix(), device: env.device(), serverIP: env.nw.staticAddr(env.offset + i), logs: newHealthLog()}
 	}
 	// Cleanups are registered as each container is created, before any use,
 	// from these goroutines; a failure stops the test once all returned.
@@ -281,7 +349,10 @@ func TestContainerScenarios(t *testing.T) {
 	}
 	dir := os.Getenv("TUNNELPROBE_RESULTS_DIR")
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "tunnelprobe-containers-"+runID)
+		dir = filepath.Join(os.TempDir(), "tunnelprobe-containers-"+env.runID)
+	}
+	if env.spec.Tunnel.Kind == TunnelOpenVPN {
+		dir = filepath.Join(dir, env.kind())
 	}
 	if err := rep.WriteResults(dir); err != nil {
 		t.Fatal(err)
@@ -337,10 +408,10 @@ func TestContainerScenarios(t *testing.T) {
 			t.Logf("%s: the health server's last log lines:\n%s", name, labs[slices.Index(rep.Order, name)].logs.lastLines())
 		}
 		if c.ConnsAchieved == 0 {
-			t.Errorf("%s: the load opened no connection through wg0 (%s)", name, c.LoadError)
+			t.Errorf("%s: the load opened no connection through %s (%s)", name, env.device(), c.LoadError)
 		}
 	}
-	t.Logf("container scenarios took %v in all", time.Since(began).Round(time.Second))
+	t.Logf("container scenarios (%s) took %v in all", env.kind(), time.Since(began).Round(time.Second))
 }
 
 // evidenceDetects is the bound the README claims for the evidence
@@ -521,18 +592,11 @@ var tunnelServer = harness.ServerTunnelAddr.String()
 // startTopology starts the server, the link and the pod of l: its holder,
 // the VPN container and the health sidecar.
 func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) error {
-	serverKey, err := harness.GenerateKey()
-	if err != nil {
-		return err
-	}
-	clientKey, err := harness.GenerateKey()
-	if err != nil {
-		return err
-	}
-	// The server writes its CA (a new one at every start) into a volume the
-	// sidecar reads it from. Removed after the containers (cleanups run last
-	// registered first).
-	volume := fmt.Sprintf("tunnelprobe-%s-ca-%s", e.runID, l.cfg.Name)
+	// The server writes its CA into a volume the sidecar reads it from: on
+	// WireGuard a new one at every start, on OpenVPN with the lab's files,
+	// which it keeps, and the VPN container reads its client.ovpn there.
+	// Removed after the containers (cleanups run last registered first).
+	volume := fmt.Sprintf("tunnelprobe-%s-%s", e.runID, l.alias("ca"))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -541,26 +605,28 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 			t.Errorf("remove volume %s: %v", volume, err)
 		}
 	})
-	keyFile := func(k harness.Key, path string) testcontainers.ContainerFile {
-		return testcontainers.ContainerFile{Reader: strings.NewReader(k.String() + "\n"), ContainerFilePath: path, FileMode: 0o600}
+	ends, err := e.tunnelEnds(l)
+	if err != nil {
+		return err
 	}
-
-	req := e.request(l, "server", "lab", "server", "--listen", "0.0.0.0:51820", "--key", "/lab/server.key",
-		"--peer", clientKey.Public().String(), "--ca-out", "/ca/ca.pem")
-	req.Files = []testcontainers.ContainerFile{keyFile(serverKey, "/lab/server.key")}
+	req := e.request(l, "server", ends.server...)
+	req.Files = ends.serverFiles
 	req.Mounts = testcontainers.ContainerMounts{testcontainers.VolumeMount(volume, "/ca")}
 	req.EndpointSettingsModifier = func(m map[string]*network.EndpointSettings) {
 		if s := m[e.nw.Name]; s != nil {
 			s.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: l.serverIP}
 		}
 	}
-	req.WaitingFor = wait.ForLog("public-key ").WithStartupTimeout(time.Minute)
+	if e.openvpn() {
+		req.HostConfigModifier = kernelTUN
+	}
+	req.WaitingFor = wait.ForLog("sink ").WithStartupTimeout(time.Minute)
 	if l.server, err = e.start(ctx, t, req); err != nil {
 		return err
 	}
 
 	link := e.spec.Link
-	req = e.request(l, "link", "lab", "link", "--listen", "0.0.0.0:51821", "--server", l.alias("server")+":51820",
+	req = e.request(l, "link", "lab", "link", "--listen", "0.0.0.0:"+ends.linkPort, "--server", l.alias("server")+":"+ends.serverPort,
 		"--rate", link.Rate.String(), "--delay", link.Delay.String(), "--queue", link.Queue.String(),
 		"--seed", strconv.FormatUint(e.spec.Seed+uint64(l.index), 10), "--control", "0.0.0.0:8080")
 	req.ExposedPorts = []string{ctrlPort}
@@ -588,31 +654,30 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 		return err
 	}
 
-	// The VPN container: root, NET_ADMIN and /dev/net/tun, as the upstream
-	// VPN image runs. It must make its kernel device: there is no fallback.
-	l.vpnLog = newLineLog()
-	req = e.inPod(l, "vpn", "lab", "client", "--tun", vpnDevice, "--listen", "0.0.0.0:0", "--endpoint", l.alias("link")+":51821",
-		"--key", "/lab/client.key", "--peer", serverKey.Public().String(), "--control", vpnControl, "--control-key", vpnAPIKey)
-	req.Files = []testcontainers.ContainerFile{keyFile(clientKey, "/lab/client.key")}
-	req.HostConfigModifier = e.joinPod(l, func(hc *dockercontainer.HostConfig) {
-		hc.CapAdd = []string{"NET_ADMIN"}
-		hc.Devices = []dockercontainer.DeviceMapping{{PathOnHost: "/dev/net/tun", PathInContainer: "/dev/net/tun", CgroupPermissions: "rwm"}}
-	})
+	// The VPN container (kernelTUN).
+	l.vpnLog = newLineLog(l.device)
+	req = e.inPod(l, "vpn", ends.vpn...)
+	req.Files = ends.vpnFiles
+	if e.openvpn() {
+		req.Mounts = testcontainers.ContainerMounts{{Source: testcontainers.GenericVolumeMountSource{Name: volume}, Target: "/ca", ReadOnly: true}}
+	}
+	req.HostConfigModifier = e.joinPod(l, kernelTUN)
 	req.LogConsumerCfg = &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{l.vpnLog}}
-	req.WaitingFor = wait.ForLog("tun " + vpnDevice + " ifindex ").WithStartupTimeout(time.Minute)
+	req.WaitingFor = wait.ForLog("tun " + l.device + " ifindex ").WithStartupTimeout(time.Minute)
 	if l.vpnCtr, err = e.start(ctx, t, req); err != nil {
 		return fmt.Errorf("the VPN container on a kernel TUN device: %w\n%s", err, l.vpnLog.String())
 	}
 
 	// The health sidecar: tunnelprobe serve in the pod's namespace, its
-	// check through wg0 by the kernel's routes, its evidence from wg0.
-	args := append([]string{"serve", "--listen", "0.0.0.0:9999", "--target", "tls://" + tunnelServer + ":443"}, sidecarFlags(l.cfg.Health)...)
+	// check through the tunnel device by the kernel's routes, its evidence
+	// from that device.
+	args := append([]string{"serve", "--listen", "0.0.0.0:9999", "--target", "tls://" + tunnelServer + ":443"}, sidecarFlags(l.cfg.Health, l.device)...)
 	if l.cfg.Name == "compose" {
-		if args, err = composeServeArgs(); err != nil {
+		if args, err = composeServeArgs(l.device); err != nil {
 			return err
 		}
 	}
-	args = append(args, "--tls-ca", "/ca/ca.pem", "--log-format", "json", "--log-level", "debug")
+	args = append(args, "--tls-ca", ends.caFile, "--log-format", "json", "--log-level", "debug")
 	req = e.inPod(l, "health", args...)
 	req.Mounts = testcontainers.ContainerMounts{{Source: testcontainers.GenericVolumeMountSource{Name: volume}, Target: "/ca", ReadOnly: true}}
 	req.HostConfigModifier = e.joinPod(l, nil)
@@ -628,11 +693,63 @@ func (e *ctrEnv) startTopology(ctx context.Context, t *testing.T, l *ctrLab) err
 	return nil
 }
 
+// tunnelEnds are the commands and files of a topology's server and VPN
+// containers, the ports of the server and of the link in front of it, and
+// where the sidecar finds the TLS target's CA.
+type tunnelEnds struct {
+	server, vpn           []string
+	serverFiles, vpnFiles []testcontainers.ContainerFile
+	linkPort, serverPort  string
+	caFile                string
+}
+
+// tunnelEnds returns l's ends: on WireGuard the lab's peers with keys of
+// their own, on OpenVPN the real openvpn at both ends with the files the
+// server writes into the volume (/ca), the client.ovpn's remote the link.
+func (e *ctrEnv) tunnelEnds(l *ctrLab) (tunnelEnds, error) {
+	if e.openvpn() {
+		port := strconv.Itoa(harness.OpenVPNPort)
+		return tunnelEnds{
+			server:   []string{"lab", "server", "--openvpn", "/ca", "--remote", l.alias("link") + ":" + port},
+			vpn:      []string{"lab", "client", "--openvpn", "/ca", "--control", vpnControl, "--control-key", vpnAPIKey},
+			linkPort: port, serverPort: port, caFile: "/ca/ca.crt",
+		}, nil
+	}
+	serverKey, err := harness.GenerateKey()
+	if err != nil {
+		return tunnelEnds{}, err
+	}
+	clientKey, err := harness.GenerateKey()
+	if err != nil {
+		return tunnelEnds{}, err
+	}
+	keyFile := func(k harness.Key, path string) testcontainers.ContainerFile {
+		return testcontainers.ContainerFile{Reader: strings.NewReader(k.String() + "\n"), ContainerFilePath: path, FileMode: 0o600}
+	}
+	return tunnelEnds{
+		server: []string{"lab", "server", "--listen", "0.0.0.0:51820", "--key", "/lab/server.key",
+			"--peer", clientKey.Public().String(), "--ca-out", "/ca/ca.pem"},
+		vpn: []string{"lab", "client", "--tun", vpnDevice, "--listen", "0.0.0.0:0", "--endpoint", l.alias("link") + ":51821",
+			"--key", "/lab/client.key", "--peer", serverKey.Public().String(), "--control", vpnControl, "--control-key", vpnAPIKey},
+		serverFiles: []testcontainers.ContainerFile{keyFile(serverKey, "/lab/server.key")},
+		vpnFiles:    []testcontainers.ContainerFile{keyFile(clientKey, "/lab/client.key")},
+		linkPort:    "51821", serverPort: "51820", caFile: "/ca/ca.pem",
+	}, nil
+}
+
+// kernelTUN lets a container make kernel TUN devices (root, NET_ADMIN and
+// /dev/net/tun), as the upstream VPN image runs: the VPN must make its
+// device, there is no fallback; so does an OpenVPN server.
+func kernelTUN(hc *dockercontainer.HostConfig) {
+	hc.CapAdd = []string{"NET_ADMIN"}
+	hc.Devices = []dockercontainer.DeviceMapping{{PathOnHost: "/dev/net/tun", PathInContainer: "/dev/net/tun", CgroupPermissions: "rwm"}}
+}
+
 // composeServeArgs returns the command of deploy/compose's health service,
 // pointed at the lab: its targets at the server peer through the tunnel,
 // its tunnel interface wg0, its API key the lab's (the lab's control API
 // takes gluetun's requests and checks the key as gluetun does).
-func composeServeArgs() ([]string, error) {
+func composeServeArgs(device string) ([]string, error) {
 	b, err := os.ReadFile(filepath.Join("..", "deploy", "compose", "compose.yaml"))
 	if err != nil {
 		return nil, err
@@ -653,7 +770,7 @@ func composeServeArgs() ([]string, error) {
 	out := make([]string, len(args))
 	for i, a := range args {
 		if out[i] = lab.Replace(a); a == "tun0" {
-			out[i] = vpnDevice
+			out[i] = device
 		}
 	}
 	if !slices.Contains(out, "PUT http://"+vpnControl+`/v1/vpn/status {"status":"stopped"}`) {
@@ -693,7 +810,7 @@ func missReason(o OutageReport) string {
 // sidecarFlags are the health sidecar's serve flags for h: its heal is
 // the VPN client's own control API restarting the tunnel; its evidence the
 // light probe of the server peer through wg0 and wg0's counters.
-func sidecarFlags(h HealthSpec) []string {
+func sidecarFlags(h HealthSpec, device string) []string {
 	var f []string
 	if h.Heal {
 		f = append(f, "--heal-http", "POST http://"+vpnControl+"/restart", "--heal-header", "X-API-Key: "+vpnAPIKey)
@@ -722,7 +839,7 @@ func sidecarFlags(h HealthSpec) []string {
 		f = append(f, "--failure-threshold", strconv.Itoa(h.FailureThreshold))
 	}
 	if e := h.Evidence; e != nil {
-		f = append(f, "--light-probe", "icmp://"+tunnelServer, "--evidence-iface", vpnDevice)
+		f = append(f, "--light-probe", "icmp://"+tunnelServer, "--evidence-iface", device)
 		if e.Window.Duration > 0 {
 			f = append(f, "--evidence-window", e.Window.String())
 		}

@@ -83,7 +83,7 @@ func seconds(s *float64) string {
 func TestRunOpenVPNFollowsAKilledClient(t *testing.T) {
 	spec := openvpnSpec(t, harness.TransportUDP)
 	spec.Duration, spec.Link.Outages, spec.Load.Conns = D(30*time.Second), nil, 20
-	killed := netnstest.KillOpenVPNOnce(t.Context(), 12*time.Second, "client.conf")
+	killed := netnstest.KillOpenVPNOnce(t.Context(), 12*time.Second, "client.ovpn")
 	rep, err := Run(t.Context(), spec, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,11 @@ as a VPN container does, for every program in its network namespace
 instead, client and server on kernel TUN devices in network namespaces of
 its own (root, /dev/net/tun and Debian's openvpn), its transport over UDP
 or, with --transport tcp, over one TCP connection across the same link.
-Ctrl-C stops it.
+The server and client roles run it apart with --openvpn DIR, each in its
+own network namespace (a container's), sharing DIR's files: the server
+writes them (its PKI, kept across its restarts, and the client's inline
+client.ovpn, whose remote is --remote: the link, say), the client runs
+openvpn on them with its control API. Ctrl-C stops it.
 `
 
 // labCommand implements "tunnelprobe lab". It returns the exit code: 0 after
@@ -191,11 +195,18 @@ func registerKeyFlags(fs *flag.FlagSet, other string) (keyFile, pubOut, peer *st
 
 func runLabServer(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tunnelprobe lab server", flag.ContinueOnError)
-	listen := cliflag.AddrVar(fs, "listen", "127.0.0.1:51820", false, "WireGuard UDP `address`")
+	listen := cliflag.AddrVar(fs, "listen", "127.0.0.1:51820", false, "WireGuard UDP `address`; with --openvpn openvpn's (default 0.0.0.0:1194)")
 	keyFile, pubOut, peer := registerKeyFlags(fs, "client")
 	caOut := fs.String("ca-out", "", "write the TLS target's CA certificate (PEM) to this file")
+	ovpn := fs.String("openvpn", "", "run the real openvpn instead, with the lab's files in this `dir` (written unless there: ca.crt, client.ovpn...)")
+	remote := fs.String("remote", "", "with --openvpn: where the client connects, `host[:port]` (client.ovpn's remote; default 127.0.0.1:1194)")
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr); !ok {
 		return code
+	}
+	if *ovpn != "" {
+		return runOpenVPNServer(ctx, fs, *ovpn, *listen, *remote, stdout, stderr)
+	} else if *remote != "" {
+		return cliflag.UsageError(stderr, fs.Name(), errors.New("flag --remote is for --openvpn"))
 	}
 	key, pk, err := roleKeys(*keyFile, *peer, *pubOut)
 	if err != nil {
@@ -245,8 +256,7 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	socks := cliflag.AddrVar(fs, "socks5", "127.0.0.1:1080", true, "SOCKS5 ingress `address`; empty for none")
 	control := cliflag.AddrVar(fs, "control", "", true, "HTTP control `address` (POST /restart, GET/PUT /v1/vpn/status); empty for none")
 	controlKey := fs.String("control-key", "", "API `key` every control request must carry in X-API-Key, as gluetun's apikey role asks")
-	// The health server, as in the one-process lab. The target's CA comes
-	// from the server peer (its --ca-out), in a file shared with it.
+	// The health server, the target's CA from the server's --ca-out.
 	var health serveflags.Lab
 	health.RegisterLab(fs, "the TLS target")
 	tlsCA := fs.String("tls-ca", "", "PEM `file` of the TLS target's CA (the server's --ca-out), read again whenever it changes;\n"+
@@ -254,8 +264,12 @@ func runLabClient(ctx context.Context, args []string, getenv func(string) string
 	var tunName string
 	fs.Var(cliflag.String(&tunName, cliflag.InterfaceName), "tun", "run on a kernel TUN `device` of this name (CAP_NET_ADMIN, /dev/net/tun) that routes "+
 		harness.ServerTunnelAddr.String()+"/24\nfor this network namespace, with no SOCKS5 ingress; excludes --serve: run serve beside it")
+	ovpn := fs.String("openvpn", "", "run the real openvpn instead on tun0, with the client.ovpn in this `dir` (lab server --openvpn's); only --control and --control-key besides")
 	if code, ok := cliflag.ParseCommand(fs, args, getenv, labUsage, stdout, stderr, serveflags.Exclusive...); !ok {
 		return code
+	}
+	if *ovpn != "" {
+		return runOpenVPNClient(ctx, fs, *ovpn, *control, *controlKey, stdout, stderr)
 	}
 	if err := health.Configure(fs, stderr); err != nil {
 		return cliflag.UsageError(stderr, fs.Name(), err)

@@ -38,6 +38,10 @@ func TestLabBadFlags(t *testing.T) {
 		{[]string{"--timeout", "1s", "--timeouts", "2s,4s"}, "--timeouts"},
 		{[]string{"link", "--rate", "0"}, "--rate"},
 		{[]string{"server", "--peer", "garbage"}, "--peer"},
+		{[]string{"server", "--remote", "10.0.0.1"}, "--remote"},
+		{[]string{"server", "--openvpn", t.TempDir(), "--peer", "x"}, "--peer"},
+		{[]string{"client", "--openvpn", t.TempDir(), "--tun", "wg0"}, "--tun"},
+		{[]string{"client", "--openvpn", filepath.Join(t.TempDir(), "none")}, "--openvpn"},
 	} {
 		var out, errb bytes.Buffer
 		code := labCommand(t.Context(), tc.args, noEnv, &out, &errb)
@@ -69,8 +73,14 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // wait returns the first match of re's group 1 once printed.
 func (w *lineWriter) wait(t *testing.T, re string) string {
 	t.Helper()
+	return w.waitWithin(t, re, 10*time.Second)
+}
+
+// waitWithin is wait for output that may take up to d.
+func (w *lineWriter) waitWithin(t *testing.T, re string, d time.Duration) string {
+	t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(d)
 	for {
 		w.mu.Lock()
 		m := rx.FindStringSubmatch(w.buf.String())

@@ -42,7 +42,7 @@ func TestLoadOpenVPNClientExitFailsTheRun(t *testing.T) {
 			"--probe-every", "200ms", "--json", jsonFile}, noEnv, &out, errb)
 	}()
 	errb.waitFor(t, `open 4/4`)
-	killOpenVPN(t, "client.conf")
+	killOpenVPN(t, "client.ovpn")
 	if code := <-done; code != 1 || !strings.Contains(errb.String(), "the lab's VPN client exited") {
 		t.Errorf("exit %d, stderr:\n%s\nwant 1 naming the client's exit", code, errb.String())
 	}
@@ -65,7 +65,7 @@ func TestLabOpenVPNServerExitEndsTheLab(t *testing.T) {
 			noEnv, out, errb)
 	}()
 	out.wait(t, `tunnel (openvpn/udp)`)
-	killOpenVPN(t, "client.conf")
+	killOpenVPN(t, "client.ovpn")
 	errb.waitFor(t, `the VPN client exited`)
 	killOpenVPN(t, "server.conf")
 	if code := <-done; code != 1 || !strings.Contains(errb.String(), "the lab's VPN server exited") {

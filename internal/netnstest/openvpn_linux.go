@@ -42,7 +42,7 @@ func OpenVPNChildren() []OpenVPNProcess {
 }
 
 // KillOpenVPNOnce kills the first openvpn child of this process whose
-// command line holds conf ("client.conf", "server.conf") once after has
+// command line holds conf ("client.ovpn", "server.conf") once after has
 // passed, reports it, and closes the channel; closed with nothing if ctx
 // ends first or there is none to kill.
 func KillOpenVPNOnce(ctx context.Context, after time.Duration, conf string) <-chan OpenVPNProcess {
