@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,18 @@ func TestRunResultsMerge(t *testing.T) {
 	}
 	if m.ConnsRequested != 40 || m.Processes != 2 || m.Probes != a.Probes+b.Probes {
 		t.Errorf("requested %d, processes %d, probes %d", m.ConnsRequested, m.Processes, m.Probes)
+	}
+	if a.RampSeconds == nil || b.RampSeconds == nil {
+		t.Fatalf("a run that ended has no ramp_seconds: %v, %v", a.RampSeconds, b.RampSeconds)
+	}
+	// b ran after a: side by side, the ramp ends with b's.
+	wantRamp := b.Start.Add(time.Duration(*b.RampSeconds * float64(time.Second))).Sub(a.Start).Seconds()
+	if m.RampSeconds == nil || math.Abs(*m.RampSeconds-wantRamp) > 1e-6 {
+		t.Errorf("merged ramp_seconds %v, want %v", m.RampSeconds, wantRamp)
+	}
+	b.RampSeconds = nil
+	if m, err := loadgen.Merge(a, b); err != nil || m.RampSeconds != nil {
+		t.Errorf("merged with a ramp that did not end: ramp_seconds %v, %v; want nil", m.RampSeconds, err)
 	}
 	for _, h := range []struct {
 		name       string

@@ -152,6 +152,9 @@ func WriteSummary(w io.Writer, r Result) error {
 		achieved = 100 * float64(r.ConnsAchieved) / float64(r.ConnsRequested)
 	}
 	line("connections", "%d requested, %d achieved (%.1f%%)", r.ConnsRequested, r.ConnsAchieved, achieved)
+	if rs := r.RampSeconds; rs != nil && *rs > 0 {
+		line("ramp", "every first dial ended within %.3f s (%.0f a second)", *rs, float64(r.ConnsRequested) / *rs)
+	}
 	if d := r.DeliveredUp; d != nil {
 		line("throughput", "up %.2f Mbit/s delivered (%.2f written into the sockets), down %.2f Mbit/s (%s delivered up, %s down)",
 			mbits(*d, r.DurationSeconds), mbits(r.BytesUp, r.DurationSeconds), mbits(r.BytesDown, r.DurationSeconds),

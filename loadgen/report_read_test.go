@@ -208,6 +208,14 @@ func TestReadJSONRefusesImpossibleFields(t *testing.T) {
 			r.Start = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
 		}, "start: 1900-01-01T00:00:00Z is outside 1970-01-01 to 2262-04-11"},
 		{"negative duration", func(r *loadgen.Result) { r.DurationSeconds = -1 }, "duration_seconds: negative duration -1"},
+		{"ramp longer than the run", func(r *loadgen.Result) {
+			ramp := r.DurationSeconds + 1
+			r.RampSeconds = &ramp
+		}, "ramp_seconds: 5.5, but a ramp lasts from 0 to the run's 4.5 s"},
+		{"negative ramp", func(r *loadgen.Result) {
+			ramp := -0.25
+			r.RampSeconds = &ramp
+		}, "ramp_seconds: -0.25, but a ramp lasts"},
 		{"duration past 2262", func(r *loadgen.Result) { r.DurationSeconds = 1e10 }, "duration_seconds: 1e+10 s from the start ends after 2262-04-11"},
 		{"no process", func(r *loadgen.Result) { r.Processes = 0 }, "processes: 0, but a run has at least one"},
 		{"more processes than connections", func(r *loadgen.Result) {

@@ -80,7 +80,12 @@ func TestWriteSummary(t *testing.T) {
 		name string
 		r    func() loadgen.Result
 	}{
-		{"summary.golden", func() loadgen.Result { return fixture(t, 1000, 12.5, 40, 250, 9.75) }},
+		{"summary.golden", func() loadgen.Result {
+			r := fixture(t, 1000, 12.5, 40, 250, 9.75)
+			ramp := 0.8
+			r.RampSeconds = &ramp
+			return r
+		}},
 		{"summary_interrupted.golden", func() loadgen.Result {
 			r := fixture(t, 10, 1)
 			r.Interrupted, r.Probes, r.ProbeFailures, r.Errors = true, 0, 0, nil

@@ -103,6 +103,12 @@ type Result struct {
 	ConnsRequested int `json:"conns_requested"`
 	// ConnsAchieved is the most connections open at the end of any second.
 	ConnsAchieved int64 `json:"conns_achieved"`
+	// RampSeconds is how long the ramp took: from the start until every
+	// connection's first dial had ended (opened or failed). The series,
+	// a reading a second, cannot time a ramp of a second or two. Nil when
+	// the ramp did not end that way: interrupted before every dial had
+	// started, or dials still pending when it ran out of time.
+	RampSeconds *float64 `json:"ramp_seconds,omitempty"`
 
 	// BytesUp counts what was written into the sockets, BytesDown what
 	// was read from them.
@@ -148,7 +154,8 @@ func merge(results []Result, name func(int) string) (Result, error) {
 		Errors: map[string]int64{},
 	}
 	connect, probe := NewLatencyHistogram(), NewLatencyHistogram()
-	var end time.Time
+	var end, rampEnd time.Time
+	rampKnown := true
 	seconds := map[int64]*Second{}
 	for i, r := range results {
 		if r.Histograms.Connect == nil || r.Histograms.Probe == nil {
@@ -161,6 +168,11 @@ func merge(results []Result, name func(int) string) (Result, error) {
 			end = e
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		if r.RampSeconds == nil {
+			rampKnown = false
+		} else if e := r.Start.Add(secondsDuration(*r.RampSeconds)); e.After(rampEnd) {
+			rampEnd = e
+		}
 		if err := out.addCounters(r, name(i)); err != nil {
 			return Result{}, err
 		}
@@ -179,6 +191,11 @@ func merge(results []Result, name func(int) string) (Result, error) {
 		}
 	}
 	out.DurationSeconds = end.Sub(out.Start).Seconds()
+	if rampKnown {
+		// Side by side, the ramp ended when the last process's did.
+		ramp := rampEnd.Sub(out.Start).Seconds()
+		out.RampSeconds = &ramp
+	}
 	for _, t := range slices.Sorted(maps.Keys(seconds)) {
 		s := *seconds[t]
 		out.Series = append(out.Series, s)

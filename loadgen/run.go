@@ -74,7 +74,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Go(func() { r.probeLoop(loadCtx) })
 	}
 
-	r.rampAndHold(ctx, loadCtx, &wg, start)
+	var rampSeconds *float64
+	if took, ended := r.rampAndHold(ctx, loadCtx, &wg, start); ended {
+		s := took.Seconds()
+		rampSeconds = &s
+	}
 	if cfg.OnWindowEnd != nil {
 		cfg.OnWindowEnd()
 	}
@@ -108,11 +112,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	smp.close(final, r.c.probeMaxUS.Swap(0))
 	smp.release()
 
-	return r.result(start, end, interrupted, final.snap, smp.series), nil
+	res := r.result(start, end, interrupted, final.snap, smp.series)
+	res.RampSeconds = rampSeconds
+	return res, nil
 }
 
 // rampAndHold starts the connections' slots on loadCtx, in wg, and
-// returns once the ramp and the hold are over, or ctx has ended.
+// returns once the ramp and the hold are over, or ctx has ended: with how
+// long the ramp took from start, and whether it ended with every first
+// dial ended (not interrupted or out of time).
 //
 // The ramp: slot i starts at start + i*interval, a schedule that a slow
 // dial does not delay (dials run in the slots). A slot starts only with one
@@ -122,13 +130,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // DialTimeout after its schedule, whatever became of the slots not started
 // by then; the hold follows. While the ramp is behind its schedule, greedy
 // flows yield to it (see rampGate).
-func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, start time.Time) {
+func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, start time.Time) (time.Duration, bool) {
 	cfg := &r.cfg
 	rampDone := make(chan struct{})
 	var pending atomic.Int64
 	pending.Store(int64(cfg.Conns))
+	var took time.Duration // read only once rampDone is closed
 	attempted := func() {
 		if pending.Add(-1) == 0 {
+			took = time.Since(start)
 			close(rampDone)
 		}
 	}
@@ -174,8 +184,18 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 	case <-rampCtx.Done():
 		// The ramp ran out of time: hold what opened, unless ctx ended.
 	}
+	ended := false
+	select {
+	case <-rampDone: // also when it closed as ctx ended
+		ended = true
+	default:
+	}
 	behind(false) // the ramp is over
 	pace.Sleep(ctx, cfg.Duration)
+	if !ended {
+		return 0, false
+	}
+	return took, true
 }
 
 // result is the Result of a run from start to end whose final counters are

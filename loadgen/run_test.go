@@ -222,3 +222,34 @@ func TestConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// The ramp's time is measured from the start to the last first dial's
+// end: a paced ramp cannot beat its own schedule, and one stopped before
+// it could start every dial has no time at all.
+func TestRunTimesItsRamp(t *testing.T) {
+	s := startSink(t, "127.0.0.1:0")
+	const conns, rate = 40, 400.0
+	res, err := loadgen.Run(context.Background(), loadgen.Config{
+		Target: s.Addr, Conns: conns, ConnectRate: rate, Duration: time.Millisecond, Rate: 1e3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedule := (conns - 1) / rate // the last dial's start
+	if res.RampSeconds == nil || *res.RampSeconds < schedule || *res.RampSeconds > res.DurationSeconds {
+		t.Errorf("ramp_seconds %v, want from %v (the schedule) to %v (the run)", res.RampSeconds, schedule, res.DurationSeconds)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err = loadgen.Run(ctx, loadgen.Config{
+		Target: s.Addr, Conns: 100, ConnectRate: 10, Duration: time.Minute, Rate: 1e3,
+		OnSecond: func(loadgen.Second) { cancel() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.RampSeconds != nil {
+		t.Errorf("stopped after its first second of a 10 s ramp: interrupted %v, ramp_seconds set %v; want none", res.Interrupted, res.RampSeconds != nil)
+	}
+}

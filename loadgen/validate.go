@@ -160,6 +160,9 @@ func (v *validator) run() {
 	case v.err == nil && d > maxEnd.Sub(r.Start).Seconds():
 		v.fail("duration_seconds", "%v s from the start ends after %s", d, maxEnd.UTC().Format(time.DateOnly))
 	}
+	if rs := r.RampSeconds; rs != nil && v.err == nil && !(*rs >= 0 && *rs <= d) {
+		v.fail("ramp_seconds", "%v, but a ramp lasts from 0 to the run's %v s", *rs, d)
+	}
 	if v.err != nil {
 		return // the bounds below rest on the duration
 	}
