@@ -15,8 +15,11 @@ import (
 // receive function for the link's) waits while maxHeld are in, and the
 // packets' exit (udpBind.Send, netTUN.Write) lets them out. What waits
 // stays where it came from, in the netstack's queue or the UDP socket's,
-// which drop beyond their limits as a device's queue does.
-const maxHeld = 128
+// which drop beyond their limits as a device's queue does. 32 (held
+// 4 MiB a device) still let the default suite's load reach 84-86% of the
+// link on a quiet machine, as 128 did (docs/scenarios.md, "What a run
+// takes"), and took 250-300 MB off its peak heap.
+const maxHeld = 32
 
 // heldStuck is how long a reader waits for a packet to come out before it
 // counts the held ones as gone: WireGuard drops some without a word (a

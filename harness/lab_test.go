@@ -136,24 +136,30 @@ func TestLabRestartEndsTheServersSide(t *testing.T) {
 	sink.WriteHeader(c, sink.ModeUpload, 0)
 	c.Write([]byte("ping"))
 	sinkStats := l.server.svc.sink.Stats
-	// The sink's goroutines count on their own: wait for them.
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	waitUntil := func(what string, cond func() bool) {
-		t.Helper()
-		for !cond() {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("%s: %+v", what, sinkStats())
-			case <-tick.C:
-			}
-		}
-	}
+	waitUntil := sinkWaiter(ctx, t, sinkStats)
 	waitUntil("the upload never reached the sink", func() bool { return sinkStats().BytesIn == 4 })
 	if err := l.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil("the server still holds the restarted client's connection", func() bool { return sinkStats().Open == 0 })
+}
+
+// sinkWaiter returns a function that waits until cond holds, or fails
+// the test with what and stats once ctx ends: the sink's goroutines
+// count on their own.
+func sinkWaiter(ctx context.Context, t *testing.T, stats func() sink.Stats) func(what string, cond func() bool) {
+	return func(what string, cond func() bool) {
+		t.Helper()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for !cond() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: %+v", what, stats())
+			case <-tick.C:
+			}
+		}
+	}
 }
 
 func TestLabDownRefusesDialsUntilUp(t *testing.T) {

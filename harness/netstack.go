@@ -350,10 +350,11 @@ func (t *netTUN) resolveHost(host string) (netip.Addr, error) {
 	return a.Unmap(), nil
 }
 
-// ListenTCP listens inside the tunnel.
+// ListenTCP listens inside the tunnel. Its connections are sink.Drainers
+// (see drainListener).
 func (t *netTUN) ListenTCP(ap netip.AddrPort) (net.Listener, error) {
 	fa, proto := fullAddr(ap)
-	return gonet.ListenTCP(t.stack, fa, proto)
+	return listenDrainTCP(t.stack, fa, proto)
 }
 
 // ListenUDP opens a UDP socket inside the tunnel.

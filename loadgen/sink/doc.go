@@ -47,7 +47,10 @@
 //
 // [Server.Serve] blocks; it starts one goroutine per connection (two in
 // modes 'd' and 'b') and, before it returns, closes its listener and every
-// connection it accepted and waits for all of those goroutines. A
+// connection it accepted and waits for all of those goroutines, and for
+// the end of every drain: an upload on a [Drainer] (a netstack's
+// connection, as a lab's) is drained by the connection's own
+// notifications once its header is read, and holds no goroutine. A
 // [Server] may serve several listeners, one Serve call each, and its
 // counters are safe to read at any time. [ListenReusePort] lets several
 // processes share one port, for more connections than one process has

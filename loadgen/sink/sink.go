@@ -121,15 +121,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.conns.Add(1)
 		s.open.Add(1)
 		s.track(c, time.Now())
-		go func() {
-			defer wg.Done()
-			s.serveConn(ctx, c)
+		// ended may run on a Drainer's goroutine, after this one ended.
+		ended := func() {
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()
 			s.untrack(c)
 			s.open.Add(-1)
-		}()
+			wg.Done()
+		}
+		go s.serveConn(ctx, c, ended)
 	}
 }
 
@@ -169,12 +170,14 @@ func (s *Server) Expire(t time.Time, grace time.Duration) {
 	}
 }
 
-// serveConn runs one connection and closes it.
-func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+// serveConn runs one connection, closes it and calls ended: at its own
+// end, or, for an upload on a Drainer, when the drain ends.
+func (s *Server) serveConn(ctx context.Context, c net.Conn, ended func()) {
 	br := bufio.NewReaderSize(c, HeaderSize)
 	h, ok, err := readHeader(br)
 	if err != nil {
 		abort(c)
+		ended()
 		return
 	}
 	if !ok {
@@ -183,6 +186,20 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			h.Mode = ModeEcho
 		}
 	}
+	if d := asDrainer(c, h); d != nil {
+		s.drainUpload(d, br, func(err error) {
+			s.closeConn(ctx, c, ok, err)
+			ended()
+		})
+		return
+	}
+	s.closeConn(ctx, c, ok, s.exchange(c, br, h))
+	ended()
+}
+
+// exchange carries the connection's payload as h says, until the
+// client's end (nil) or an error.
+func (s *Server) exchange(c net.Conn, br *bufio.Reader, h Header) (err error) {
 	buf := make([]byte, cmp.Or(s.ReadBuffer, readBufSize))
 	switch h.Mode {
 	case ModeEcho:
@@ -200,6 +217,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	default:
 		err = s.discard(br, buf)
 	}
+	return err
+}
+
+// closeConn ends c after its exchange ended with err; ok says the client
+// sent a header.
+func (s *Server) closeConn(ctx context.Context, c net.Conn, ok bool, err error) {
 	switch {
 	case err != nil || ctx.Err() != nil:
 		abort(c)
