@@ -24,7 +24,11 @@ type Report struct {
 	Interrupted bool `json:"interrupted"`
 	// PeakRSSBytes is the process's peak resident memory.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	Spec         Spec  `json:"spec"`
+	// StalledSeconds is the longest the process could not run during the
+	// run (its timers fired that late): from stallWorthSaying on, its
+	// timings may be the machine's, not the tunnel's.
+	StalledSeconds float64 `json:"stalled_seconds,omitempty"`
+	Spec           Spec    `json:"spec"`
 	// Configs holds each configuration's figures under its name; Order
 	// lists the names in the spec's order.
 	Configs map[string]ConfigReport `json:"configs"`
@@ -230,8 +234,9 @@ const loadSettle = 2 * time.Second
 // failure returns why configuration cfg was not measured, or "" if it was:
 // no probe in its timeline tl, or none of the load's connections ever open.
 // A run cut short after elapsed (interrupted) is only judged on what was
-// due by then: a first probe (firstProbeDue) and the ramp's end.
-func failure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, loadErr error, elapsed time.Duration, interrupted bool) string {
+// due by then: a first probe (firstProbeDue) and the ramp's end. A stall
+// of the process worth saying is named as a likely cause.
+func failure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, loadErr error, elapsed time.Duration, interrupted bool, stall time.Duration) string {
 	var why []string
 	if len(tl.Probes) == 0 && (!interrupted || elapsed >= cfg.Prober.firstProbeDue()) {
 		why = append(why, fmt.Sprintf("no probe ran in %.0fs", elapsed.Seconds()))
@@ -242,6 +247,9 @@ func failure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, loadEr
 			s += " (" + loadErr.Error() + ")"
 		}
 		why = append(why, s)
+	}
+	if len(why) > 0 && stall >= stallWorthSaying {
+		why = append(why, fmt.Sprintf("the process could not run for up to %.1fs (its timers fired that late): a machine too busy to measure on", stall.Seconds()))
 	}
 	return strings.Join(why, "; ")
 }

@@ -188,20 +188,24 @@ func TestFailureMarksWhatWasNotMeasured(t *testing.T) {
 		loadErr     error
 		elapsed     time.Duration
 		interrupted bool
+		stall       time.Duration
 		want        []string // what the reason says; none: measured
 	}{
-		{probed, loaded, nil, full, false, nil},
-		{Timeline{}, loaded, nil, full, false, []string{"no probe ran in 90s"}},
-		{probed, loadgen.Result{}, errors.New("dial: refused"), full, false, []string{"none of its 1000 load connections opened (dial: refused)"}},
-		{Timeline{}, loadgen.Result{}, nil, full, false, []string{"no probe ran", "none of its 1000 load connections"}},
+		{probed, loaded, nil, full, false, 0, nil},
+		{Timeline{}, loaded, nil, full, false, 0, []string{"no probe ran in 90s"}},
+		{probed, loadgen.Result{}, errors.New("dial: refused"), full, false, 0, []string{"none of its 1000 load connections opened (dial: refused)"}},
+		{Timeline{}, loadgen.Result{}, nil, full, false, 0, []string{"no probe ran", "none of its 1000 load connections"}},
 		// Stopped at 5 s: nothing was due yet.
-		{Timeline{}, loadgen.Result{}, nil, 5 * time.Second, true, nil},
+		{Timeline{}, loadgen.Result{}, nil, 5 * time.Second, true, 0, nil},
 		// At 15 s the load was due (the ramp and 2 s), the first probe not.
-		{Timeline{}, loadgen.Result{}, nil, 15 * time.Second, true, []string{"none of its 1000"}},
-		{Timeline{}, loaded, nil, 30 * time.Second, true, []string{"no probe ran in 30s"}},
+		{Timeline{}, loadgen.Result{}, nil, 15 * time.Second, true, 0, []string{"none of its 1000"}},
+		{Timeline{}, loaded, nil, 30 * time.Second, true, 0, []string{"no probe ran in 30s"}},
+		// A stall worth saying is named beside what failed, never alone.
+		{Timeline{}, loaded, nil, full, false, 9800 * time.Millisecond, []string{"no probe ran in 90s", "could not run for up to 9.8s"}},
+		{probed, loaded, nil, full, false, 9800 * time.Millisecond, nil},
 	} {
-		got := failure(spec, evidence, tc.tl, tc.load, tc.loadErr, tc.elapsed, tc.interrupted)
-		if (got == "") != (len(tc.want) == 0) {
+		got := failure(spec, evidence, tc.tl, tc.load, tc.loadErr, tc.elapsed, tc.interrupted, tc.stall)
+		if (got == "") != (len(tc.want) == 0) || (tc.stall == 0 && strings.Contains(got, "could not run")) {
 			t.Errorf("case %d: failed %q, want %q", i, got, tc.want)
 		}
 		for _, w := range tc.want {
@@ -212,7 +216,7 @@ func TestFailureMarksWhatWasNotMeasured(t *testing.T) {
 	}
 	idle := spec
 	idle.Load.Conns = 0
-	if got := failure(idle, evidence, probed, loadgen.Result{}, nil, full, false); got != "" {
+	if got := failure(idle, evidence, probed, loadgen.Result{}, nil, full, false, 0); got != "" {
 		t.Errorf("an idle tunnel failed for its load: %q", got)
 	}
 	// Docker checks after its interval (5 s for the upstream's image), then
@@ -230,8 +234,9 @@ func TestReportSaysAConfigurationFailed(t *testing.T) {
 	rep := &Report{Name: "t", Spec: spec, Configs: map[string]ConfigReport{}, Order: []string{"probe-only", "evidence"}}
 	rep.Configs["probe-only"] = measure(spec, spec.Configs[1], Timeline{Probes: []ProbeMark{{At: 20, Passed: true}}}, loadgen.Result{ConnsAchieved: 1000}, start, window{})
 	dead := measure(spec, spec.Configs[4], Timeline{}, loadgen.Result{}, start, window{})
-	dead.Failed = failure(spec, spec.Configs[4], Timeline{}, loadgen.Result{}, nil, 89*time.Second, false)
+	dead.Failed = failure(spec, spec.Configs[4], Timeline{}, loadgen.Result{}, nil, 89*time.Second, false, 0)
 	rep.Configs["evidence"] = dead
+	rep.StalledSeconds = 2.5
 	if f := rep.Failures(); len(f) != 1 || f[0].Config != "evidence" || !strings.HasPrefix(f[0].Why, "no probe ran in 89s") {
 		t.Errorf("failures %q, want evidence's alone", f)
 	}
@@ -249,8 +254,8 @@ func TestReportSaysAConfigurationFailed(t *testing.T) {
 	}
 	text := md.String()
 	if !strings.Contains(text, "evidence failed: no probe ran in 89s; none of its 1000 load connections opened") ||
-		!strings.Contains(text, "1 configuration(s) failed") {
-		t.Errorf("report.md does not say evidence failed:\n%s", text)
+		!strings.Contains(text, "1 configuration(s) failed") || !strings.Contains(text, "could not run for up to 2.5 s") {
+		t.Errorf("report.md does not say evidence failed, or that the process stalled:\n%s", text)
 	}
 	if strings.Contains(text, "evidence did not act") || strings.Contains(text, "No restart and no heal while the link worked: probe-only, evidence") {
 		t.Errorf("report.md reports the failed evidence as measured:\n%s", text)

@@ -63,6 +63,8 @@ func (v *reportValidator) run() {
 		v.fail("seed", "%d, but the spec's is %d", r.Seed, r.Spec.Seed)
 	case r.DurationSeconds < 0 || r.DurationSeconds > r.Spec.Duration.Seconds()+3600:
 		v.fail("duration_seconds", "%v s, outside 0 to the run's %v s and an hour for its labs to stop", r.DurationSeconds, r.Spec.Duration.Seconds())
+	case r.StalledSeconds < 0 || r.StalledSeconds > r.DurationSeconds:
+		v.fail("stalled_seconds", "%v s, outside 0 to the run's duration_seconds (%v s)", r.StalledSeconds, r.DurationSeconds)
 	case r.PeakRSSBytes < 0 || r.PeakRSSBytes > maxRSSBytes:
 		v.fail("peak_rss_bytes", "%d, outside 0 to %d, a 64-bit address space", r.PeakRSSBytes, int64(maxRSSBytes))
 	case len(r.Order) != len(r.Spec.Configs):

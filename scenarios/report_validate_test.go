@@ -86,6 +86,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{cfg(func(c *ConfigReport) { c.Utilisation = 1e308 }), "configs.reference.utilisation: 1e+308 is outside 0 to 1000"},
 		{func(r *Report) { r.DurationSeconds = 1e308 }, "duration_seconds: 1e+308 s, outside 0 to the run's 90 s and an hour"},
 		{func(r *Report) { r.PeakRSSBytes = -1 }, "peak_rss_bytes: -1, outside 0 to"},
+		{func(r *Report) { r.StalledSeconds = r.DurationSeconds + 1 }, "stalled_seconds: "},
 	} {
 		r := runReport(t, QuickSuite())
 		tc.change(r)

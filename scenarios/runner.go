@@ -67,9 +67,12 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		defer close(progressDone)
 		progress(gctx, opt, spec, start, trials)
 	}()
+	stalled := make(chan time.Duration, 1)
+	go func() { stalled <- watchStalls(gctx) }()
 	err := g.Wait()
 	cancel()
 	<-progressDone
+	stall := <-stalled
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +85,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		DurationSeconds: elapsed.Seconds(),
 		Interrupted:     ctx.Err() != nil,
 		PeakRSSBytes:    peakrss.Bytes(),
+		StalledSeconds:  stall.Seconds(),
 		Spec:            spec,
 		Configs:         map[string]ConfigReport{},
 	}
@@ -93,7 +97,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		if t.loadErr != nil {
 			cr.LoadError = t.loadErr.Error()
 		}
-		cr.Failed = failure(spec, t.cfg, tl, t.load, t.loadErr, elapsed, rep.Interrupted)
+		cr.Failed = failure(spec, t.cfg, tl, t.load, t.loadErr, elapsed, rep.Interrupted, stall)
 		cr.Breaches = t.cfg.Expect.breaches(cr, rep.Interrupted)
 		rep.Configs[t.cfg.Name] = cr
 		rep.Order = append(rep.Order, t.cfg.Name)

@@ -68,28 +68,44 @@ func better(a, b ConfigReport) bool {
 }
 
 // Warnings says what makes the figures differ from what the suite intends:
-// a link loaded far below the load's aim (the machine too busy to load
-// it, so the checks did not face a loaded tunnel).
+// a process the machine held (Stalled), or a link loaded far below the
+// load's aim (the machine too busy to load it, so the checks did not face
+// a loaded tunnel).
 func (r *Report) Warnings() []string {
+	var warns []string
+	if r.Stalled() {
+		warns = append(warns, fmt.Sprintf("warning: the process could not run for up to %.1f s (its timers fired that late): "+
+			"timings around then are the machine's, not the tunnel's", r.StalledSeconds))
+	}
+	if low := r.lowLoad(); len(low) > 0 {
+		warns = append(warns, fmt.Sprintf("warning: the load reached only %s of the link's rate, against an aim of %.0f%%: "+
+			"this machine was likely too busy to load the link, and these figures are not those of a loaded tunnel "+
+			"(fewer configurations side by side, --spec, or a larger machine)", strings.Join(low, ", "), 100*r.loadAim()))
+	}
+	return warns
+}
+
+// loadAim is the share of the link the load aims at.
+func (r *Report) loadAim() float64 {
+	if r.Spec.Load.Share > 0 {
+		return r.Spec.Load.Share
+	}
+	return 0.8 // a greedy load fills the link
+}
+
+// lowLoad lists the measured configurations whose load stayed far below
+// its aim ("k8s 37%"), none for an idle tunnel or an interrupted run.
+func (r *Report) lowLoad() []string {
 	if r.Interrupted || r.Spec.Load.Conns == 0 {
 		return nil
 	}
-	aim := 0.8 // a greedy load fills the link
-	if r.Spec.Load.Share > 0 {
-		aim = r.Spec.Load.Share
-	}
 	var low []string
 	for _, name := range r.Order {
-		if c := r.Configs[name]; c.Failed == "" && c.Utilisation < lowUtilisation*aim {
+		if c := r.Configs[name]; c.Failed == "" && c.Utilisation < lowUtilisation*r.loadAim() {
 			low = append(low, fmt.Sprintf("%s %.0f%%", name, 100*c.Utilisation))
 		}
 	}
-	if len(low) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("warning: the load reached only %s of the link's rate, against an aim of %.0f%%: "+
-		"this machine was likely too busy to load the link, and these figures are not those of a loaded tunnel "+
-		"(fewer configurations side by side, --spec, or a larger machine)", strings.Join(low, ", "), 100*aim)}
+	return low
 }
 
 // expectations says whether the configurations kept the bounds of their

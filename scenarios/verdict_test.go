@@ -61,6 +61,19 @@ func TestWarningsOnALinkNotLoaded(t *testing.T) {
 	}
 }
 
+// A process the machine held is warned of, also in an interrupted run or
+// on an idle tunnel; a short hold is not.
+func TestWarningsOnAStalledProcess(t *testing.T) {
+	rep := &Report{Order: []string{"a"}, Configs: map[string]ConfigReport{"a": {}}, Interrupted: true, StalledSeconds: 0.4}
+	if w := rep.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q for a 0.4 s hold", w)
+	}
+	rep.StalledSeconds = 7
+	if w := rep.Warnings(); len(w) != 1 || !strings.Contains(w[0], "could not run for up to 7.0 s") {
+		t.Errorf("warnings %q, want one for the 7 s hold", w)
+	}
+}
+
 // The summary picture and the timeline draw every configuration, 1056
 // pixels wide and as tall as their panels and key; written into
 // TUNNELPROBE_PLOT_DIR when it is set, for a person to look at.

@@ -90,6 +90,9 @@ func (m *Report) WriteMarkdown(w io.Writer) error {
 		if r.Saturated {
 			note = " (saturated)"
 		}
+		if r.Report.Stalled() {
+			note += fmt.Sprintf(" stalled %.1f s", r.Report.StalledSeconds)
+		}
 		if r.Report.Interrupted {
 			note += " interrupted, not in the rates"
 		}

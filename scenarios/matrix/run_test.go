@@ -49,6 +49,7 @@ func (f *fakeRun) run(ctx context.Context, spec scenarios.Spec, _ scenarios.Opti
 		x := rep.Configs["x"]
 		x.Failed = "no probe ran in 30s"
 		rep.Configs["x"] = x
+		rep.StalledSeconds = 9.8
 	}
 	return rep, nil
 }
@@ -180,7 +181,7 @@ func TestRunMatrixLeavesFailedRunsOutOfTheRates(t *testing.T) {
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "2 (+1 failed)") || !strings.Contains(md.String(), "failed, not in the rates: x: no probe ran in 30s") {
+	if !strings.Contains(md.String(), "2 (+1 failed)") || !strings.Contains(md.String(), "stalled 9.8 s failed, not in the rates: x: no probe ran in 30s") {
 		t.Errorf("matrix.md does not count or note the failed run:\n%s", md.String())
 	}
 }
