@@ -21,6 +21,10 @@ const (
 // VPN container names it.
 const OpenVPNDevice = "tun0"
 
+// labDirPattern names the folders OpenVPN labs make in the temporary
+// directory (as os.MkdirTemp names them): see labDir.
+const labDirPattern = "tunnelprobe-openvpn-"
+
 // OpenVPNMTU is the OpenVPN tunnel's MTU: openvpn's default tun-mtu.
 const OpenVPNMTU = 1500
 
@@ -85,7 +89,7 @@ func exists(path string) bool {
 // method is safe for concurrent use.
 type OpenVPN struct {
 	cfg    OpenVPNConfig
-	dir    string
+	dir    *labDir
 	ca     *CA
 	client *netns.NS
 	server *netns.NS

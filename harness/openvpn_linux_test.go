@@ -234,7 +234,7 @@ func TestOpenVPNCloseLeavesNothingBehind(t *testing.T) {
 	}
 	pids := []int{o.ClientPID(), o.srv.PID()}
 	namespaces := []string{namespaceOf(t, pids[0]), namespaceOf(t, pids[1])}
-	dir := o.dir
+	dir := o.dir.path
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +259,11 @@ func TestOpenVPNThatNeverConnectsFailsStartAndLeavesNothing(t *testing.T) {
 	if !strings.Contains(err.Error(), "client") || !strings.Contains(err.Error(), "last output") {
 		t.Errorf("the error %q does not say which end failed and what openvpn printed", err)
 	}
-	if o.cl.PID() != 0 || o.dir != "" && exists(o.dir) {
-		t.Errorf("the failed start left its client process or files (%s)", o.dir)
+	if o.cl.PID() != 0 {
+		t.Errorf("the failed start left its client process (%d)", o.cl.PID())
+	}
+	if o.dir != nil && exists(o.dir.path) {
+		t.Errorf("the failed start left its files in %s", o.dir.path)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/netns"
 )
@@ -18,7 +17,7 @@ import (
 // connects fails Start with its last output. ctx bounds the start only; on
 // error everything started is closed again.
 func (o *OpenVPN) Start(ctx context.Context) (err error) {
-	if o.dir != "" {
+	if o.dir != nil {
 		return errors.New("harness: OpenVPN lab already started")
 	}
 	if err := o.cfg.Link.Validate(); err != nil {
@@ -30,7 +29,7 @@ func (o *OpenVPN) Start(ctx context.Context) (err error) {
 	if err := OpenVPNAvailable(o.cfg.Binary); err != nil {
 		return err
 	}
-	if o.dir, err = os.MkdirTemp("", "tunnelprobe-openvpn-"); err != nil {
+	if o.dir, err = newLabDir(); err != nil {
 		return err
 	}
 	defer func() {
@@ -57,7 +56,7 @@ func (o *OpenVPN) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	files, err := writeOpenVPNFiles(o.dir, o.ca, OpenVPNFilesConfig{Transport: o.cfg.Transport, Listen: listen, Remote: remote.String(), MTU: OpenVPNMTU})
+	files, err := writeOpenVPNFiles(o.dir.path, o.ca, OpenVPNFilesConfig{Transport: o.cfg.Transport, Listen: listen, Remote: remote.String(), MTU: OpenVPNMTU})
 	if err != nil {
 		return err
 	}
@@ -124,8 +123,8 @@ func (o *OpenVPN) Close() error {
 			errs = append(errs, ns.Close())
 		}
 	}
-	if o.dir != "" {
-		errs = append(errs, os.RemoveAll(o.dir))
+	if o.dir != nil {
+		errs = append(errs, o.dir.remove())
 	}
 	return errors.Join(errs...)
 }
