@@ -50,10 +50,14 @@ func newLabDir() (*labDir, error) {
 }
 
 // remove removes the folder and everything in it, then lets go of its
-// lock.
+// lock. Once is enough: a lab's Close may come after a failed Start's.
 func (d *labDir) remove() error {
 	err := os.RemoveAll(d.path)
-	return errors.Join(err, d.lock.Close())
+	if d.lock != nil {
+		err = errors.Join(err, d.lock.Close())
+		d.lock = nil
+	}
+	return err
 }
 
 // removeAbandonedLabDirs removes the lab folders in the temporary
@@ -64,17 +68,17 @@ func removeAbandonedLabDirs(now time.Time) []string {
 	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), labDirPattern+"*"))
 	var removed []string
 	for _, path := range paths {
-		if abandonedLabDir(path, now) {
+		if removeIfAbandoned(path, now) {
 			removed = append(removed, path)
 		}
 	}
 	return removed
 }
 
-// abandonedLabDir removes path and reports true when it is a folder (not
+// removeIfAbandoned removes path and reports true when it is a folder (not
 // a link to one) of this user's, at least labDirGrace old, that it could
 // lock.
-func abandonedLabDir(path string, now time.Time) bool {
+func removeIfAbandoned(path string, now time.Time) bool {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.IsDir() || now.Sub(fi.ModTime()) < labDirGrace {
 		return false

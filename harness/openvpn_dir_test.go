@@ -67,7 +67,15 @@ func TestNewLabDirRemovesAbandonedFolders(t *testing.T) {
 	if err := live.lock.Close(); err != nil {
 		t.Fatal(err)
 	}
+	live.lock = nil
 	if removed := removeAbandonedLabDirs(time.Now()); !slices.Equal(removed, []string{live.path}) {
 		t.Errorf("removed %v once its lab let go, want %s", removed, live.path)
+	}
+	// Removing twice is no error.
+	if err := next.remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.remove(); err != nil {
+		t.Errorf("a second remove: %v", err)
 	}
 }
