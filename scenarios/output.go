@@ -22,6 +22,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			continue
 		}
 		detected, detection := "no", "-"
+		if len(c.Outages) == 0 {
+			detected = "-" // none to detect
+		}
 		if c.tooShort() {
 			detected = "too short"
 		}
@@ -68,7 +71,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, " Peak memory %.1f GiB.", float64(r.PeakRSSBytes)/(1<<30))
 	if r.Interrupted {
-		b.WriteString(" **Interrupted**: the figures cover the part that ran.")
+		fmt.Fprintf(&b, " **Interrupted** after %.0fs: the figures cover the part that ran, and the outages it reached.", r.DurationSeconds)
 	}
 	if failed := r.Failures(); len(failed) > 0 {
 		fmt.Fprintf(&b, " **%d configuration(s) failed**, not measured (see below).", len(failed))
@@ -108,6 +111,7 @@ func (r *Report) findings() []string {
 			calm = append(calm, name)
 		}
 		switch {
+		case len(c.Outages) == 0: // none to detect
 		case c.OutageDetected:
 			caught = append(caught, fmt.Sprintf("%s in %.0fs", name, *c.DetectionSeconds))
 		case c.tooShort():

@@ -183,9 +183,9 @@ func (r *Report) timelineTitle(name string, c ConfigReport) string {
 	return s + "; " + outcome(c, r.hasOutage())
 }
 
-// hasOutage reports whether the run has an outage to detect (blips aside).
+// hasOutage reports whether the run had an outage to detect (blips aside).
 func (r *Report) hasOutage() bool {
-	for _, o := range r.Spec.Link.Outages {
+	for _, o := range r.ran().Link.Outages {
 		if !o.Blip {
 			return true
 		}
@@ -217,7 +217,7 @@ func countOf(n int, what string) string {
 // addOutages shades the spec's outages over the whole height of p: a
 // blip, which the tunnel survives, lighter.
 func (r *Report) addOutages(p *plot.Plot, key *figureKey) error {
-	for _, o := range r.Spec.Link.Outages {
+	for _, o := range r.ran().Link.Outages {
 		shade, err := plotter.NewPolygon(plotter.XYs{
 			{X: o.Start.Seconds(), Y: p.Y.Min}, {X: o.End().Seconds(), Y: p.Y.Min},
 			{X: o.End().Seconds(), Y: p.Y.Max}, {X: o.Start.Seconds(), Y: p.Y.Max},

@@ -266,6 +266,15 @@ func (p ProberSpec) firstProbeDue() time.Duration {
 	return p.InitialDelay.Duration + time.Second + cmp.Or(p.Period.Duration, prober.DefaultKubeletPeriod) + cmp.Or(p.Timeout.Duration, prober.DefaultKubeletTimeout)
 }
 
+// ran is the spec as the run ran it: cut at its end when it was
+// interrupted (Spec.cutAt). The report's figures are measured on it.
+func (r *Report) ran() Spec {
+	if !r.Interrupted {
+		return r.Spec
+	}
+	return r.Spec.cutAt(time.Duration(r.DurationSeconds * float64(time.Second)))
+}
+
 // A ConfigFailure is a configuration that was not measured, and why.
 type ConfigFailure struct{ Config, Why string }
 

@@ -169,17 +169,18 @@ func (v *reportValidator) latencies(path string, c ConfigReport) {
 	}
 }
 
-// outages checks c's outage reports against the spec's outages (blips
-// aside), and its detection against them.
+// outages checks c's outage reports against the spec's outages as the run
+// ran them (blips aside, cut at an interruption), and its detection against
+// them.
 func (v *reportValidator) outages(path string, c ConfigReport) {
 	var windows []Window
-	for _, w := range v.r.Spec.Link.Outages {
+	for _, w := range v.r.ran().Link.Outages {
 		if !w.Blip {
 			windows = append(windows, w)
 		}
 	}
 	if len(c.Outages) != len(windows) {
-		v.fail(path+".outages", "%d outage reports, but the spec has %d outages (blips aside)", len(c.Outages), len(windows))
+		v.fail(path+".outages", "%d outage reports, but the run had %d outages (blips aside)", len(c.Outages), len(windows))
 		return
 	}
 	all, slowest := len(windows) > 0, 0.0

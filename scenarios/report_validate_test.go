@@ -73,7 +73,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(r *Report) { r.Order = r.Order[1:] }, "order: 6 configurations, but the spec has 7"},
 		{func(r *Report) { r.Order[0], r.Order[1] = r.Order[1], r.Order[0] }, `order[0]: "probe-only", but the spec's configuration 1 is "reference"`},
 		{func(r *Report) { r.Seed++ }, "seed: 2, but the spec's is 1"},
-		{cfg(func(c *ConfigReport) { c.Outages = nil }), "configs.reference.outages: 0 outage reports, but the spec has 1 outages"},
+		{cfg(func(c *ConfigReport) { c.Outages = nil }), "configs.reference.outages: 0 outage reports, but the run had 1 outages"},
 		{cfg(func(c *ConfigReport) { c.Outages[0].DetectionSeconds = nil }), "configs.reference.outages[0].detection_seconds: null, but detected is true"},
 		{cfg(func(c *ConfigReport) { d := 1e6; c.Outages[0].DetectionSeconds = &d }), "configs.reference.outages[0].detection_seconds: 1e+06 s, outside the outage's 40 s"},
 		{cfg(func(c *ConfigReport) { c.DetectionSeconds = nil }), "configs.reference.detection_seconds: null, but outage_detected is true"},

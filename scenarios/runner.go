@@ -89,11 +89,12 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		Spec:            spec,
 		Configs:         map[string]ConfigReport{},
 	}
+	ran := rep.ran()
 	for _, t := range trials {
 		tl := t.rec.timeline()
 		w := t.window
 		w.delivered = t.delivered
-		cr := measure(spec, t.cfg, tl, t.load, start, w)
+		cr := measure(ran, t.cfg, tl, t.load, start, w)
 		if t.loadErr != nil {
 			cr.LoadError = t.loadErr.Error()
 		}

@@ -149,6 +149,63 @@ func TestRunStopsWhenInterrupted(t *testing.T) {
 	}
 }
 
+// A run stopped before its outage is judged on what ran: the outage it never
+// reached is neither missed nor counted, the working time ends where the
+// run did, and the utilisation covers the load that ran. Until this was
+// fixed, a Ctrl-C at 20 s of --quick called every configuration's outage
+// at 50 s missed, with 50 s of working time and 0% utilisation. A second
+// run is stopped inside its outage: that one is reported, cut where the
+// run ended.
+func TestRunInterruptedIsJudgedOnWhatRan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 8 s")
+	}
+	kubelet := ProberSpec{Kind: "kubelet", Period: D(time.Second), Timeout: D(time.Second), FailureThreshold: 3, Endpoint: "/check/?timeout=900ms"}
+	for _, tc := range []struct {
+		name        string
+		outageStart time.Duration
+		outages     int
+	}{{"before the outage", 30 * time.Second, 0}, {"in the outage", 3 * time.Second, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := shortSpec("interrupted", 3, 40*time.Second, 256, []Window{{Start: D(tc.outageStart), Duration: D(5 * time.Second)}},
+				LoadSpec{Conns: 20, Share: 0.5, Ramp: D(time.Second)},
+				ConfigSpec{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe}, Prober: kubelet})
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second) // the Ctrl-C
+			defer cancel()
+			rep, err := Run(ctx, spec, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Interrupted {
+				t.Fatal("not marked interrupted")
+			}
+			if err := rep.Validate(); err != nil {
+				t.Errorf("report.json would not validate: %v", err)
+			}
+			c := rep.Configs["probe-only"]
+			if len(c.Outages) != tc.outages {
+				t.Fatalf("%d outage reports, want %d: %+v", len(c.Outages), tc.outages, c.Outages)
+			}
+			if tc.outages > 0 && c.Outages[0].End != rep.DurationSeconds {
+				t.Errorf("the outage under way ends at %v s, not where the run ended (%v s)", c.Outages[0].End, rep.DurationSeconds)
+			}
+			if want := min(rep.DurationSeconds, tc.outageStart.Seconds()); c.WorkingSeconds != want {
+				t.Errorf("working for %v s of a %v s run, want %v s", c.WorkingSeconds, rep.DurationSeconds, want)
+			}
+			if c.Utilisation <= 0 {
+				t.Errorf("utilisation %v over the load that ran for %v s", c.Utilisation, rep.DurationSeconds)
+			}
+			var md strings.Builder
+			if err := rep.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			if tc.outages == 0 && strings.Contains(md.String(), "did not act on the outage") {
+				t.Errorf("report.md calls an outage the run never reached missed:\n%s", md.String())
+			}
+		})
+	}
+}
+
 // A trial holds its health server's address from the start: closed until
 // the server came up, the port could become another trial's probe's source
 // port, and the server could not listen (a run lost to it in CI).

@@ -237,6 +237,29 @@ func (s Spec) workingEnd() time.Duration {
 	return end
 }
 
+// cutAt returns s as it ran when stopped after d: d long, without the
+// outages that had not begun by then, the one under way ending at d. A run
+// cut short is judged on it, so that an outage it never reached is not
+// called missed.
+func (s Spec) cutAt(d time.Duration) Spec {
+	if d >= s.Duration.Duration {
+		return s
+	}
+	s.Duration = D(d)
+	var outages []Window
+	for _, w := range s.Link.Outages {
+		if w.Start.Duration >= d {
+			continue
+		}
+		if w.End() > d {
+			w.Duration = D(d - w.Start.Duration)
+		}
+		outages = append(outages, w)
+	}
+	s.Link.Outages = outages
+	return s
+}
+
 // End returns when w ends.
 func (w Window) End() time.Duration { return w.Start.Duration + w.Duration.Duration }
 

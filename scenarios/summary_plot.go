@@ -64,7 +64,7 @@ const columnWidth = 1.8
 
 func (r *Report) summaryAxis() summaryAxis {
 	var a summaryAxis
-	for _, o := range r.Spec.Link.Outages {
+	for _, o := range r.ran().Link.Outages {
 		if !o.Blip {
 			a.outage = max(a.outage, o.Duration.Seconds())
 		}
@@ -201,7 +201,7 @@ func (a summaryAxis) columns(panels ...*plot.Plot) []output.KeyEntry {
 		entries = append(entries, output.KeyEntry{Label: col.label, Thumbs: []plot.Thumbnailer{thumb}})
 	}
 	if len(entries) == 1 {
-		entries = append(entries, output.KeyEntry{Label: "the run had no outage: only the counts tell"})
+		entries = append(entries, output.KeyEntry{Label: "the run reached no outage: only the counts tell"})
 	}
 	return entries
 }

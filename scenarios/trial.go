@@ -148,7 +148,9 @@ func (t *trial) loadConfig() loadgen.Config {
 }
 
 // measureWindow reads the sink's and the link's byte counters at the start
-// and the end of the working window.
+// and the end of the working window. A run that ends inside the window (a
+// Ctrl-C, or the run's own end at the window's) ends it there: the figures
+// cover the load that ran.
 func (t *trial) measureWindow(ctx context.Context) {
 	w := window{from: t.spec.Load.Ramp.Duration, to: t.spec.workingEnd()}
 	read := func() (sink, link int64) {
@@ -157,11 +159,11 @@ func (t *trial) measureWindow(ctx context.Context) {
 		return st.BytesIn + st.BytesOut, int64(ls.Uplink.Bytes + ls.Downlink.Bytes)
 	}
 	if !sleepUntil(ctx, t.start.Add(w.from)) {
-		return
+		return // stopped during the ramp: no load at its rate to measure
 	}
 	s0, l0 := read()
 	if !sleepUntil(ctx, t.start.Add(w.to)) {
-		return
+		w.to = min(w.to, time.Since(t.start))
 	}
 	s1, l1 := read()
 	w.sinkBytes, w.linkBytes, w.complete = s1-s0, l1-l0, true
