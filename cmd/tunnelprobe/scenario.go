@@ -188,6 +188,9 @@ func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, reru
 		fmt.Fprintf(stderr, "%s: configuration %s broke its expectation: %s\n", name, b.Config, b.Breach)
 		code = 1
 	}
+	if code == 0 && rep.Interrupted {
+		return cliflag.ExitInterrupted
+	}
 	return code
 }
 
@@ -204,6 +207,9 @@ func runMany(ctx context.Context, conditions []scenarios.Spec, opts matrix.Optio
 	// A shard is part of a matrix: scenario merge judges the whole.
 	if code := writeMatrix(rep, outs, opts.Shard.Count == 0, stdout, stderr); code != 0 || err != nil {
 		return 1
+	}
+	if rep.Interrupted {
+		return cliflag.ExitInterrupted
 	}
 	return 0
 }

@@ -491,6 +491,33 @@ configs:
 	}
 }
 
+// A run stopped by Ctrl-C writes what it measured and exits 130, a single
+// run and --repeat alike: it exited 0 until then, as if it had passed.
+func TestScenarioInterruptedExits130(t *testing.T) {
+	dir := t.TempDir()
+	spec := tinySpec(t, dir)
+	stubRuns(t, func(_ context.Context, spec scenarios.Spec, _ scenarios.Options) (*scenarios.Report, error) {
+		rep := fakeReport(spec)
+		rep.Interrupted, rep.DurationSeconds = true, 2
+		return rep, nil
+	}, func(ctx context.Context, conditions []scenarios.Spec, opts matrix.Options) (*matrix.Report, error) {
+		stopped, stop := context.WithCancel(ctx)
+		stop() // the Ctrl-C, before the first run
+		return matrix.Run(stopped, conditions, opts)
+	})
+	for _, extra := range [][]string{nil, {"--repeat", "2"}} {
+		out := filepath.Join(dir, "results")
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"--spec", spec, "--out", out}, extra...)
+		if code := scenarioCommand(t.Context(), args, noEnv, &stdout, &stderr); code != 130 {
+			t.Errorf("%v: exit %d, want 130\nstdout:\n%s\nstderr:\n%s", extra, code, stdout.String(), stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "interrupted") || !strings.Contains(stdout.String(), "report: ") {
+			t.Errorf("%v: does not say it was interrupted, or wrote no report\nstdout:\n%s\nstderr:\n%s", extra, stdout.String(), stderr.String())
+		}
+	}
+}
+
 // A second run never overwrites the first one's results: it writes into
 // the next free folder and says so.
 func TestScenarioKeepsAnEarlierRunsResults(t *testing.T) {

@@ -79,6 +79,12 @@ func UsageError(w io.Writer, command string, err error) int {
 	return 2
 }
 
+// ExitInterrupted is the exit code of a measuring command stopped by
+// Ctrl-C or SIGTERM before its end, after it wrote what it had measured:
+// the shell's 128+SIGINT, so that a script or CI job never takes a cut-short
+// run for a passing one.
+const ExitInterrupted = 130
+
 // ExitCode reports err for command on w and returns 1, or returns 0 for a
 // nil err.
 func ExitCode(w io.Writer, command string, err error) int {
