@@ -24,7 +24,7 @@ A file that load --json cannot have written (a negative count, a histogram
 of another geometry or with samples out of its range, a series longer than
 the run, a file over 256 MiB or no regular file) is refused, naming the file
 and the field, as is a sum that would overflow and a file given twice (by
-name, through a link, or a copy of it).
+name, through a link, or a copy of it): bad input, exit 2.
 `
 
 // loadMergeFlags are the flags of "load merge".
@@ -49,8 +49,8 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 		return code
 	}
 	merged, err := loadgen.MergeFiles(files)
-	if err != nil {
-		return cliflag.ExitCode(stderr, name, err)
+	if err != nil { // a file refused is bad input, as a bad flag is
+		return cliflag.UsageError(stderr, name, err)
 	}
 
 	fmt.Fprintf(stdout, "merged %d results\n", len(files))

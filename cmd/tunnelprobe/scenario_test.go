@@ -682,7 +682,7 @@ configs:
 		t.Errorf("merged: %v, %+v", err, rep)
 	}
 	stderr.Reset()
-	if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", filepath.Join(dir, "twice")}, shards[0], shards[0]), noEnv, &stdout, &stderr); code != 1 ||
+	if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", filepath.Join(dir, "twice")}, shards[0], shards[0]), noEnv, &stdout, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), "merged twice") {
 		t.Errorf("a shard merged twice: exit %d, %s", code, stderr.String())
 	}
@@ -696,9 +696,10 @@ configs:
 // mergeRefusesBeforeWriting merges shards with a broken copy of the first
 // (an empty report, which panicked in the plot after --out was made), and
 // with an output flag that cannot be written (--junit at a link into a
-// missing folder, which failed after the merge): the first is refused
-// (exit 1) naming the file and the field, the second is bad usage naming
-// the flag (exit 2), and neither writes anything.
+// missing folder, which failed after the merge), and a file that is not
+// there into an --out that holds results: each is bad input (exit 2),
+// naming the file and the field or the flag, and none writes anything, nor
+// announces a folder it would write into.
 func mergeRefusesBeforeWriting(t *testing.T, dir string, shards []string) {
 	t.Helper()
 	raw, err := os.ReadFile(shards[0])
@@ -727,13 +728,17 @@ func mergeRefusesBeforeWriting(t *testing.T, dir string, shards []string) {
 		code int
 		want string
 	}{
-		{[]string{"--junit", junit, bad, shards[1]}, 1, bad + ": runs[0].report.spec: "},
+		{[]string{"--junit", junit, bad, shards[1]}, 2, bad + ": runs[0].report.spec: "},
 		{[]string{"--junit", dangling, shards[0], shards[1]}, 2, "for flag --junit: no such directory " + filepath.Join(dir, "missing")},
+		{[]string{"--out", filepath.Dir(shards[0]), filepath.Join(dir, "absent.json"), shards[1]}, 2, "absent.json"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := scenarioCommand(t.Context(), append([]string{"merge", "--out", out}, tc.args...), noEnv, &stdout, &stderr); code != tc.code ||
 			!strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "panic") {
 			t.Errorf("merge %v: exit %d, want %d with %q\n%s", tc.args, code, tc.code, tc.want, stderr.String())
+		}
+		if strings.Contains(stdout.String(), "writing into") {
+			t.Errorf("merge %v announced a folder it did not write: %s", tc.args, stdout.String())
 		}
 		for _, p := range []string{filepath.Dir(out), junit, filepath.Join(dir, "missing")} {
 			if _, err := os.Stat(p); err == nil {
