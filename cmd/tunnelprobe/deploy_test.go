@@ -941,13 +941,16 @@ type composeService struct {
 	Healthcheck *composeHealthcheck `json:"healthcheck"`
 }
 
+// composeHealthcheck has no start_interval, so that the strict decoding
+// refuses a file with one: Compose before 2.20 and Engine before 25 refuse
+// the whole file for it (a new user's docker-compose 1.29 did), and its
+// default, 5 s, is the files' interval anyway.
 type composeHealthcheck struct {
-	Test          []string `json:"test"`
-	Interval      string   `json:"interval"`
-	Timeout       string   `json:"timeout"`
-	Retries       int      `json:"retries"`
-	StartPeriod   string   `json:"start_period"`
-	StartInterval string   `json:"start_interval"`
+	Test        []string `json:"test"`
+	Interval    string   `json:"interval"`
+	Timeout     string   `json:"timeout"`
+	Retries     int      `json:"retries"`
+	StartPeriod string   `json:"start_period"`
 }
 
 // composeFiles returns the names of deploy/compose's files: compose.yaml
