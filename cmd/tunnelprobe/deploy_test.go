@@ -21,6 +21,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -990,6 +991,27 @@ func TestComposeFile(t *testing.T) {
 			cf, _ := loadCompose(t, name)
 			checkComposeFile(t, cf)
 		})
+	}
+}
+
+// Compose itself accepts both files: docker-compose config, Debian's 1.29
+// (Compose v1, the oldest a user is likely to have), with the variables the
+// files require set as a user's .env would. A key that Compose added later
+// (start_interval, from 2.20) made it refuse the whole file.
+func TestComposeAcceptsTheFiles(t *testing.T) {
+	compose, err := exec.LookPath("docker-compose")
+	if err != nil {
+		if os.Getenv("TUNNELPROBE_REQUIRE_DOCKER") == "1" {
+			t.Fatal("no docker-compose, and TUNNELPROBE_REQUIRE_DOCKER=1 (.ci/run installs it)")
+		}
+		t.Skip("no docker-compose")
+	}
+	for _, name := range composeFiles(t) {
+		cmd := exec.CommandContext(t.Context(), compose, "--file", filepath.Join(deployDir, "compose", name), "config", "--quiet")
+		cmd.Env = append(os.Environ(), "WIREGUARD_PRIVATE_KEY=key", "GLUETUN_API_KEY=key", "OPENVPN_USER=", "OPENVPN_PASSWORD=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("docker-compose config refuses %s: %v\n%s", name, err, out)
+		}
 	}
 }
 
