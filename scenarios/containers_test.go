@@ -420,9 +420,17 @@ func (e *ctrEnv) suite(ctx context.Context, t *testing.T, began time.Time) {
 // returned up to 20 s after it was asked for).
 const evidenceDetects = 10 * time.Second
 
+// faultTooLate is how late after its time a fault can be in place and its
+// detection still be timed against evidenceDetects: a machine on which
+// Docker took longer to pause or cut seven containers (15.3 s, beside the
+// other container suite and cmd/tunnelprobe's tests, in a CI run that then
+// saw 11.0 s to act) starves the health servers too, and times itself, not
+// them. Such a fault is logged, not judged; most faults must be judged.
+const faultTooLate = 10 * time.Second
+
 // checkEvidenceBound checks that the evidence configuration restarted and
 // healed nothing on the working link and met every fault within
-// evidenceDetects of its being in place.
+// evidenceDetects of its being in place (faultTooLate aside).
 func checkEvidenceBound(t *testing.T, l *ctrLab, c ConfigReport) {
 	t.Helper()
 	if c.FalseRestarts != 0 || c.FalseHeals != 0 {
@@ -431,16 +439,26 @@ func checkEvidenceBound(t *testing.T, l *ctrLab, c ConfigReport) {
 	l.mu.Lock()
 	applied := slices.Clone(l.applied)
 	l.mu.Unlock()
+	judged, detected := 0, 0
 	for i, o := range c.Outages {
 		if i >= len(applied) || o.DetectionSeconds == nil {
 			continue // a miss: reported by the caller
 		}
+		detected++
 		late := applied[i].Seconds() - o.Start
 		took := *o.DetectionSeconds - late
 		t.Logf("evidence: fault %d (%s) in place %.1f s after its scheduled start, acted on %.1f s after that", i+1, faults[i].name, late, took)
+		if late > faultTooLate.Seconds() {
+			t.Logf("evidence: fault %d was in place over %v late: the machine was too busy to time its detection", i+1, faultTooLate)
+			continue
+		}
+		judged++
 		if took > evidenceDetects.Seconds() {
 			t.Errorf("evidence took %.1f s to act on fault %d (%s), over %v", took, i+1, faults[i].name, evidenceDetects)
 		}
+	}
+	if 2*judged <= detected {
+		t.Errorf("only %d of the %d faults evidence acted on were in place within %v of their time: too few to judge its bound", judged, detected, faultTooLate)
 	}
 }
 
