@@ -2,13 +2,16 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -290,13 +293,24 @@ func decodeField(t reflect.Type, v any, path string, errs *specErrors) {
 			decodeField(t.Elem(), v, path, errs)
 			return
 		case t.Kind() == reflect.Struct && obj != nil:
+			known := map[string]bool{}
 			for i := range t.NumField() {
 				f := t.Field(i)
 				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-				if val, ok := jsonKey(obj, name); ok && f.IsExported() && name != "-" {
+				if f.Anonymous && name == "" {
+					known = nil // promoted fields: not worth naming here
+				}
+				if !f.IsExported() || name == "" || name == "-" {
+					continue
+				}
+				if known != nil {
+					known[name] = true
+				}
+				if val, ok := jsonKey(obj, name); ok {
 					decodeField(f.Type, val, strings.TrimPrefix(path+"."+name, "."), errs)
 				}
 			}
+			unknownFields(obj, known, path, errs)
 			return
 		case t.Kind() == reflect.Slice && list != nil:
 			for i, e := range list {
@@ -308,6 +322,21 @@ func decodeField(t reflect.Type, v any, path string, errs *specErrors) {
 	b, _ := json.Marshal(v)
 	if err := json.Unmarshal(b, reflect.New(t).Interface()); err != nil {
 		errs.bad(path, "%v", err)
+	}
+}
+
+// unknownFields names each key of obj, an object at path, that is none of
+// the known fields (nil: not checked), and the fields it may hold:
+// encoding/json says only 'json: unknown field "x"', not where.
+func unknownFields(obj map[string]any, known map[string]bool, path string, errs *specErrors) {
+	if known == nil {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
+		if _, ok := jsonKey(known, key); !ok {
+			errs.bad(strings.TrimPrefix(path+"."+key, "."), "unknown field (%s holds %s)",
+				cmp.Or(path, "a spec"), strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+		}
 	}
 }
 
