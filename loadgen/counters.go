@@ -22,14 +22,22 @@ type counters struct {
 	disruptions   atomic.Int64
 	probes        atomic.Int64
 	probeFailures atomic.Int64
-	// probeMaxUS is the slowest successful probe since the sampler last
-	// swapped it to zero, in microseconds.
-	probeMaxUS atomic.Int64
-	errs       []atomic.Int64 // indexed like ErrorKinds
+	errs          []atomic.Int64 // indexed like ErrorKinds
 
-	mu      sync.Mutex // guards the histograms, which are not concurrent
+	mu      sync.Mutex // guards the histograms, which are not concurrent, and untaken
 	connect *hdrhistogram.Histogram
 	probe   *hdrhistogram.Histogram
+	// untaken is the probes recorded since the sampler last took them.
+	// Their counts and their slowest latency are one value under mu, not
+	// separate atomics, so that the sampler cannot take a probe's latency
+	// into one second and leave its count for the next.
+	untaken probeTally
+}
+
+// probeTally is what some probes add to a Second.
+type probeTally struct {
+	probes, failures int64
+	maxUS            int64 // the slowest that passed, in microseconds
 }
 
 func newCounters() *counters {
@@ -65,21 +73,30 @@ func (c *counters) probed(d time.Duration, err error) {
 	c.probes.Add(1)
 	if err != nil {
 		c.probeFailures.Add(1)
-		return
-	}
-	us := d.Microseconds()
-	for {
-		cur := c.probeMaxUS.Load()
-		if us <= cur || c.probeMaxUS.CompareAndSwap(cur, us) {
-			break
-		}
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.untaken.probes++
+	if err != nil {
+		c.untaken.failures++
+		return
+	}
+	c.untaken.maxUS = max(c.untaken.maxUS, d.Microseconds())
 	RecordLatency(c.probe, d)
-	c.mu.Unlock()
 }
 
-// snapshot is a reading of the cumulative counters.
+// takeProbes returns the probes recorded since it was last called.
+func (c *counters) takeProbes() probeTally {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.untaken
+	c.untaken = probeTally{}
+	return t
+}
+
+// snapshot is a reading of the cumulative counters. Its probes and
+// probeFailures are the run's totals; a Second's probes come from
+// takeProbes instead.
 type snapshot struct {
 	bytesUp, bytesDown, open, connects, connectErrors, disruptions, probes, probeFailures int64
 }

@@ -60,13 +60,19 @@ func Summarize(h *hdrhistogram.Histogram) Percentiles {
 type Second struct {
 	// T is the second, as Unix time: series from several processes align
 	// on it.
-	T             int64   `json:"t"`
-	BytesUp       int64   `json:"bytes_up"`
-	BytesDown     int64   `json:"bytes_down"`
-	Open          int64   `json:"open"`
-	Connects      int64   `json:"connects"`
-	ConnectErrors int64   `json:"connect_errors"`
-	Disruptions   int64   `json:"disruptions"`
+	T             int64 `json:"t"`
+	BytesUp       int64 `json:"bytes_up"`
+	BytesDown     int64 `json:"bytes_down"`
+	Open          int64 `json:"open"`
+	Connects      int64 `json:"connects"`
+	ConnectErrors int64 `json:"connect_errors"`
+	Disruptions   int64 `json:"disruptions"`
+	// Probes, ProbeFailures and ProbeMaxMS (the slowest that passed) are
+	// those of the probes that ended in the second, counted and timed
+	// together: a probe's count and latency are always in the same
+	// Second. A probe ending as the sampler closes a second may go to
+	// that second or the next; when the sampler wakes up late and closes
+	// several seconds at once, the probes of all of them go to the first.
 	Probes        int64   `json:"probes"`
 	ProbeFailures int64   `json:"probe_failures"`
 	ProbeMaxMS    float64 `json:"probe_max_ms"`

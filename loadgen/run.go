@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	final := smp.read()
 	final.snap.open = atEnd.snap.open
 	final.proc.rss, final.proc.fds, final.proc.threads = atEnd.proc.rss, atEnd.proc.fds, atEnd.proc.threads
-	smp.close(final, r.c.probeMaxUS.Swap(0))
+	smp.close(final, r.c.takeProbes())
 	smp.release()
 
 	res := r.result(start, end, interrupted, final.snap, smp.series)

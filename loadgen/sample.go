@@ -66,6 +66,7 @@ func (s *sampler) release() { s.proc.close() }
 // closes every second whose end has passed, sharing what was counted
 // since the last reading out over them by time: a late sampler must not
 // put three seconds of bytes into one second and none into the next two.
+// Probes are not shared out: see closeUntil.
 func (s *sampler) loop(stop <-chan struct{}) {
 	t := time.NewTimer(time.Until(time.Unix(s.nextT+1, 0)))
 	defer t.Stop()
@@ -98,22 +99,26 @@ func (s *sampler) closeUntil(now reading, atLeastOne bool) {
 		if end.Before(now.at) {
 			at = interpolate(s.last, now, end)
 		}
-		// The slowest probe since the last close goes to the first second
-		// closed now.
-		var probeMaxUS int64
+		// The probes recorded since the last close go to the first second
+		// closed now, whole: a latency cannot be shared out by time like
+		// bytes, and a probe's count must stay in the second of its
+		// latency. They are taken here rather than with now's reading, so
+		// that a probe recorded in between is not left out of both.
+		var probes probeTally
 		if first {
-			probeMaxUS = s.c.probeMaxUS.Swap(0)
+			probes = s.c.takeProbes()
 		}
-		sec := s.close(at, probeMaxUS)
+		sec := s.close(at, probes)
 		if s.onSecond != nil {
 			s.onSecond(sec)
 		}
 	}
 }
 
-// close ends the second being measured with the reading now, appends it to
-// the series and returns it. Open and the process gauges are now's.
-func (s *sampler) close(now reading, probeMaxUS int64) Second {
+// close ends the second being measured with the reading now and the
+// probes recorded in it, appends it to the series and returns it. Open and
+// the process gauges are now's.
+func (s *sampler) close(now reading, probes probeTally) Second {
 	a, b := s.last.snap, now.snap
 	sec := Second{
 		T:             s.nextT,
@@ -123,9 +128,9 @@ func (s *sampler) close(now reading, probeMaxUS int64) Second {
 		Connects:      b.connects - a.connects,
 		ConnectErrors: b.connectErrors - a.connectErrors,
 		Disruptions:   b.disruptions - a.disruptions,
-		Probes:        b.probes - a.probes,
-		ProbeFailures: b.probeFailures - a.probeFailures,
-		ProbeMaxMS:    float64(probeMaxUS) / 1000,
+		Probes:        probes.probes,
+		ProbeFailures: probes.failures,
+		ProbeMaxMS:    float64(probes.maxUS) / 1000,
 		CPUSeconds:    max(now.proc.cpu-s.last.proc.cpu, 0),
 		RSSBytes:      now.proc.rss,
 		FDs:           now.proc.fds,

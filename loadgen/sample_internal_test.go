@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"errors"
 	"os"
 	"syscall"
 	"testing"
@@ -27,7 +28,7 @@ func TestLateSamplerSharesTheCountsOutOverTheSecondsItMissed(t *testing.T) {
 	}
 	// The half second since the last boundary stays with the one being
 	// measured, so that the series adds up to the totals.
-	final := s.close(reading{at: start.Add(3900 * time.Millisecond), snap: snapshot{bytesUp: 3900}}, 0)
+	final := s.close(reading{at: start.Add(3900 * time.Millisecond), snap: snapshot{bytesUp: 3900}}, probeTally{})
 	if final.T != 1003 || final.BytesUp != 900 {
 		t.Errorf("the partial second: %+v, want second 1003 with 900 bytes", final)
 	}
@@ -105,5 +106,49 @@ func TestProcFilesCountDescriptors(t *testing.T) {
 	}
 	if after-before != 50 {
 		t.Errorf("%d descriptors, then %d after opening 50 files", before, after)
+	}
+}
+
+func TestProbeCountAndLatencyFallInTheSameSecond(t *testing.T) {
+	c := newCounters()
+	start := time.Unix(1000, 0)
+	s := &sampler{c: c, proc: &procFiles{}, nextT: 1000, last: reading{at: start}}
+	readAt := func(d time.Duration) reading { return reading{at: start.Add(d), snap: c.snapshot()} }
+
+	// The run's slowest probe ends after the sampler read the counters at
+	// the end of second 1000, but before it closed that second (reading
+	// /proc under load takes a while).
+	endOf1000 := readAt(1001 * time.Millisecond)
+	const slowest = 1300 * time.Millisecond
+	c.probed(slowest, nil)
+	s.closeUntil(endOf1000, true)
+	// Then a late wake-up closes seconds 1001 to 1003 at once, after a
+	// probe that failed and one that passed.
+	c.probed(10*time.Second, errors.New("timeout"))
+	c.probed(300*time.Millisecond, nil)
+	s.closeUntil(readAt(4500*time.Millisecond), true)
+
+	// The plot and the progress lines show a second's latency only when a
+	// probe passed in it: a latency without its count is not shown, a
+	// count without its latency shows as 0 ms.
+	var probes, failures int64
+	var slowestShown float64
+	for _, sec := range s.series {
+		probes += sec.Probes
+		failures += sec.ProbeFailures
+		passed := sec.Probes > sec.ProbeFailures
+		if passed != (sec.ProbeMaxMS > 0) {
+			t.Errorf("second %d: %d probes, %d failed, slowest %v ms: a probe's count and latency belong together",
+				sec.T, sec.Probes, sec.ProbeFailures, sec.ProbeMaxMS)
+		}
+		if passed {
+			slowestShown = max(slowestShown, sec.ProbeMaxMS)
+		}
+	}
+	if probes != 3 || failures != 1 {
+		t.Errorf("the series has %d probes, %d failed; want all 3, 1 failed", probes, failures)
+	}
+	if want := float64(slowest.Milliseconds()); slowestShown != want {
+		t.Errorf("the slowest probe the series shows took %v ms, want the run's slowest, %v ms", slowestShown, want)
 	}
 }
