@@ -70,7 +70,9 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 			return cliflag.ExitCode(stderr, name, fmt.Errorf("--stats: %w", err))
 		}
 	}
+	listened := false
 	err := group.RunServingStats(ctx, statsLn, func(addr net.Addr) {
+		listened = true
 		if f.procs > 1 {
 			fmt.Fprintf(stdout, "%s: listening on %s (%d processes)\n", name, addr, f.procs)
 		} else {
@@ -80,8 +82,10 @@ func sinkCommand(ctx context.Context, args []string, getenv func(string) string,
 			fmt.Fprintf(stdout, "%s: stats on http://%s/\n", name, statsLn.Addr())
 		}
 	})
-	t := group.Totals()
-	fmt.Fprintf(stdout, "%s: %d connections, %d bytes in, %d bytes out, %d open at exit, %d processes\n",
-		name, t.Conns, t.BytesIn, t.BytesOut, t.Open, t.Processes)
+	if listened { // a sink that never listened has nothing to count
+		t := group.Totals()
+		fmt.Fprintf(stdout, "%s: %d connections, %d bytes in, %d bytes out, %d open at exit, %d processes\n",
+			name, t.Conns, t.BytesIn, t.BytesOut, t.Open, t.Processes)
+	}
 	return cliflag.ExitCode(stderr, name, err)
 }

@@ -257,7 +257,12 @@ func TestSinkPortInUse(t *testing.T) {
 	}
 	defer ln.Close()
 	var stdout, stderr bytes.Buffer
-	if code := sinkCommand(t.Context(), []string{"--listen", ln.Addr().String()}, noEnv, &stdout, &stderr); code != 1 {
-		t.Errorf("exit %d, want 1; stderr %q", code, stderr.String())
+	if code := sinkCommand(t.Context(), []string{"--listen", ln.Addr().String()}, noEnv, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "cannot listen") {
+		t.Errorf("exit %d, want 1 saying it cannot listen; stderr %q", code, stderr.String())
+	}
+	// A sink that never listened has no counters to tell: they read as a
+	// run that carried nothing.
+	if strings.Contains(stdout.String(), "connections") {
+		t.Errorf("printed counters of a sink that never listened: %q", stdout.String())
 	}
 }
