@@ -127,6 +127,11 @@ func (r *Report) findings() []string {
 		if c.BlipActions > 0 {
 			out = append(out, fmt.Sprintf("%s restarted or healed %d time(s) for a blip the tunnel would have survived by itself.", name, c.BlipActions))
 		}
+		if c.LaterActions > 0 {
+			out = append(out, fmt.Sprintf("%s restarted or healed %d time(s) after an outage, the link working again for %v or more: "+
+				"not in the false restarts and heals, which count the loaded phase before the first outage; "+
+				"its timeline tells whether the tunnel had come back.", name, c.LaterActions, BlipGrace))
+		}
 		if n := c.FalseRestarts + c.FalseHeals; n > 0 {
 			out = append(out, fmt.Sprintf("%s restarted or healed the working tunnel %d time(s), breaking %d connection(s).",
 				name, n, c.BrokenConnections))

@@ -50,6 +50,14 @@ type ConfigReport struct {
 	// BlipActions are the restarts and heals during a blip, a short outage
 	// the tunnel survives by itself, or BlipGrace after it.
 	BlipActions int `json:"blip_actions"`
+	// LaterActions are the restarts and heals after the first outage
+	// while the link worked again: from BlipGrace after an outage (blips
+	// aside) ended to the next one or the run's end, blips left out. The
+	// false-action figures cover only the loaded phase before the first
+	// outage; these are counted apart so that none goes unseen, and are
+	// not called false: a tunnel may not have come back from the outage
+	// (the timeline tells).
+	LaterActions int `json:"later_actions,omitempty"`
 	// OutageDetected says whether every outage (blips aside) was met by a
 	// restart or a heal before it ended; DetectionSeconds is the slowest
 	// detection, from an outage's start to the first restart or heal (null
@@ -144,6 +152,7 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 	rep.FalseRestarts = countIf(tl.Restarts, working.holds)
 	rep.FalseHeals = countIf(tl.Heals, working.holds)
 	rep.BlipActions = countIf(slices.Concat(tl.Restarts, tl.Heals), working.inBlip)
+	rep.LaterActions = countIf(slices.Concat(tl.Restarts, tl.Heals), spec.laterWorking(working))
 	for _, s := range tl.States {
 		if s.To == "unhealthy" && working.holds(s.At) {
 			rep.Flaps++
@@ -312,6 +321,19 @@ func (r *Report) Failures() []ConfigFailure {
 	return out
 }
 
+// LaterActions counts the restarts and heals after an outage, once the
+// link worked again (ConfigReport.LaterActions), over every configuration
+// that was measured.
+func (r *Report) LaterActions() int {
+	n := 0
+	for _, c := range r.Configs {
+		if c.Failed == "" {
+			n += c.LaterActions
+		}
+	}
+	return n
+}
+
 // Crashes counts the VPN client's exits of its own (an OpenVPN client's
 // process dying) over every configuration.
 func (r *Report) Crashes() int {
@@ -365,6 +387,30 @@ func (s Spec) workingTime() workingTime {
 		}
 	}
 	return w
+}
+
+// laterWorking returns whether the link worked at an offset after the
+// first outage: BlipGrace or more after an outage (blips aside) ended,
+// before the next one began, outside working's blips.
+func (s Spec) laterWorking(working workingTime) func(Offset) bool {
+	var outages []Window
+	for _, w := range s.Link.Outages {
+		if !w.Blip {
+			outages = append(outages, w)
+		}
+	}
+	return func(o Offset) bool {
+		at := time.Duration(float64(o) * float64(time.Second))
+		if at < s.workingEnd() || at >= s.Duration.Duration || working.inBlip(o) {
+			return false
+		}
+		for _, w := range outages {
+			if at >= w.Start.Duration && at < w.End()+BlipGrace {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // inBlip reports whether o falls in a blip or its grace.

@@ -170,6 +170,40 @@ func TestMeasureCountsBlipsApart(t *testing.T) {
 	}
 }
 
+// A restart or heal after an outage, once the link has worked again for
+// BlipGrace, is a later action: counted and named in report.md, outside
+// the false ones (the loaded phase before the first outage) and never a
+// detection. Until then such a restart was counted nowhere.
+func TestMeasureCountsActionsBetweenOutages(t *testing.T) {
+	spec := QuickSuite() // 90 s
+	spec.Duration = D(250 * time.Second)
+	spec.Link.Outages = []Window{
+		{Start: D(50 * time.Second), Duration: D(30 * time.Second)},              // later from 110 s
+		{Start: D(150 * time.Second), Duration: D(10 * time.Second), Blip: true}, // blip actions until 190 s
+		{Start: D(200 * time.Second), Duration: D(20 * time.Second)},             // later from 250 s: never
+	}
+	// 40: false; 60: detects the first outage; 90: in its recovery;
+	// 120, 140: later; 170: a blip action; 195: later; 205: detects the
+	// second; 230: in its recovery.
+	tl := Timeline{Restarts: []Offset{40, 60, 120, 170, 205}, Heals: []Offset{90, 140, 195, 230}}
+	c := measure(spec, spec.Configs[1], tl, loadgen.Result{}, time.Unix(0, 0), window{})
+	if c.FalseRestarts != 1 || c.FalseHeals != 0 || c.BlipActions != 1 || c.LaterActions != 3 {
+		t.Errorf("false restarts %d, false heals %d, blip actions %d, later actions %d; want 1, 0, 1, 3",
+			c.FalseRestarts, c.FalseHeals, c.BlipActions, c.LaterActions)
+	}
+	if !c.OutageDetected || *c.DetectionSeconds != 10 {
+		t.Errorf("detection %v after %v s, want both outages, the slowest in 10 s", c.OutageDetected, c.DetectionSeconds)
+	}
+	rep := &Report{Name: "t", Spec: spec, Configs: map[string]ConfigReport{"probe-only": c}, Order: []string{"probe-only"}}
+	var b strings.Builder
+	if err := rep.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "probe-only restarted or healed 3 time(s) after an outage") {
+		t.Errorf("report.md does not name the later actions:\n%s", b.String())
+	}
+}
+
 // A configuration with no probe, or whose load never connected, failed: it
 // was not measured. A run cut short is judged only on what was due by
 // the time it stopped.

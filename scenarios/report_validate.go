@@ -100,6 +100,7 @@ func (v *reportValidator) config(path string, cfg ConfigSpec, c ConfigReport) {
 		{"false_restarts", c.FalseRestarts, c.Restarts, "restarts"},
 		{"false_heals", c.FalseHeals, c.Heals, "heals"},
 		{"blip_actions", c.BlipActions, c.Restarts + c.Heals, "restarts and heals"},
+		{"later_actions", c.LaterActions, c.Restarts + c.Heals, "restarts and heals"},
 		{"flaps", c.Flaps, len(tl.States), "state changes"},
 		{"probes", c.Probes, len(tl.Probes), "probes of the timeline"},
 		{"margin.most_failed_in_a_row", c.Margin.MostFailedInARow, len(tl.Probes), "probes of the timeline"},

@@ -96,6 +96,9 @@ func (m *Report) WriteMarkdown(w io.Writer) error {
 		if r.Report.Interrupted {
 			note += " interrupted, not in the rates"
 		}
+		if n := r.Report.LaterActions(); n > 0 {
+			note += fmt.Sprintf(" %d restart(s) or heal(s) after an outage with the link working again, not in the rates", n)
+		}
 		if n := r.Report.Crashes(); n > 0 {
 			note += fmt.Sprintf(" %d VPN client exit(s) of its own", n)
 		}

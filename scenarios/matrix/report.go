@@ -58,6 +58,10 @@ type Rates struct {
 	// the restarts and heals during them (or BlipGrace after).
 	Blips       int `json:"blips"`
 	BlipActions int `json:"blip_actions"`
+	// LaterActions are the restarts and heals after an outage with the
+	// link working again (ConfigReport.LaterActions), summed: outside the
+	// rates, which count the loaded phase before the first outage.
+	LaterActions int `json:"later_actions,omitempty"`
 	// Outages and Detected count the outages (blips aside) and those met
 	// by a restart or heal before they ended, DetectedShare with its
 	// Clopper-Pearson 95% interval; TooShort those too short for the
@@ -161,6 +165,7 @@ func rates(cfg string, runs []RunReport) Rates {
 		r.FalseRestarts += c.FalseRestarts
 		r.FalseHeals += c.FalseHeals
 		r.BlipActions += c.BlipActions
+		r.LaterActions += c.LaterActions
 		r.BrokenConnections += c.BrokenConnections
 		for _, w := range run.Report.Spec.Link.Outages {
 			if w.Blip {

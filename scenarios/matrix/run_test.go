@@ -35,7 +35,7 @@ func (f *fakeRun) run(ctx context.Context, spec scenarios.Spec, _ scenarios.Opti
 	rep := &scenarios.Report{
 		Name: spec.Name, Seed: spec.Seed, Spec: spec, Order: []string{"x"},
 		Configs: map[string]scenarios.ConfigReport{"x": {
-			WorkingSeconds: 1800, FalseRestarts: 1, BlipActions: 1, BrokenConnections: 500, Restarts: 1,
+			WorkingSeconds: 1800, FalseRestarts: 1, BlipActions: 1, LaterActions: 1, BrokenConnections: 500, Restarts: 1,
 			Outages:        []scenarios.OutageReport{{Start: 10, End: 20, Detected: true, DetectionSeconds: &detection}},
 			OutageDetected: true, DetectionSeconds: &detection, Timeline: scenarios.Timeline{Restarts: []scenarios.Offset{6}},
 			Margin: scenarios.Margin{FailureThreshold: 3, TimeoutMS: 1000}, // validCondition's kubelet defaults
@@ -110,7 +110,7 @@ func TestRunMatrixBookkeeping(t *testing.T) {
 	// Four completed runs of half an hour, a restart in each: 4 in 2 h.
 	x := rep.Overall["x"]
 	if x.Runs != 4 || x.WorkingHours != 2 || x.FalseRestarts != 4 || x.FalseRestartRate.PerHour != 2 ||
-		x.Outages != 4 || x.Detected != 4 || x.Blips != 4 || x.BlipActions != 4 || x.BrokenPerHour != 1000 || x.SaturatedRuns != 2 {
+		x.Outages != 4 || x.Detected != 4 || x.Blips != 4 || x.BlipActions != 4 || x.LaterActions != 4 || x.BrokenPerHour != 1000 || x.SaturatedRuns != 2 {
 		t.Errorf("overall %+v", x)
 	}
 	if iv := x.FalseRestartRate.Interval; !near(iv.Low*2, 1.0899) || !near(iv.High*2, 10.2416) {
@@ -128,8 +128,9 @@ func TestRunMatrixBookkeeping(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
-	if err != nil || !strings.Contains(string(md), "Interrupted") || !strings.Contains(string(md), "saturated the CPU") {
-		t.Errorf("matrix.md does not say it was interrupted and saturated: %v\n%s", err, md)
+	if err != nil || !strings.Contains(string(md), "Interrupted") || !strings.Contains(string(md), "saturated the CPU") ||
+		!strings.Contains(string(md), "1 restart(s) or heal(s) after an outage with the link working again, not in the rates") {
+		t.Errorf("matrix.md does not say it was interrupted and saturated, or note a run's later actions: %v\n%s", err, md)
 	}
 	for _, name := range []string{"matrix.json", "a-seed1/report.json", "b-seed5/timeline.png"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
