@@ -6,7 +6,7 @@
 //   - go test -race ./..., which ci/check.sh runs itself just before;
 //   - tunnelprobe scenario, minutes to an hour long: it is started, sent
 //     SIGINT (as Ctrl-C does) after its first progress line, and must then
-//     exit 0 (go run: 1, whatever the program's code) and leave a
+//     exit 130 (go run: 1, whatever the program's code) and leave a
 //     report.json or matrix.json marked interrupted, so that what a user
 //     stops is never lost.
 //
@@ -31,6 +31,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 )
 
 const (
@@ -205,11 +207,15 @@ func interruptScenario(dir, line string) error {
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1 && strings.HasPrefix(line, "go run ")) {
-		return fmt.Errorf("after SIGINT: %w", err)
+	// go run exits 1 whenever the program it ran did not exit 0, whatever
+	// the program's own code: the folder the program wrote decides.
+	interrupted := cliflag.ExitInterrupted
+	if strings.HasPrefix(line, "go run ") {
+		interrupted = 1
 	}
-	// go run exits 1 whenever the program it ran was interrupted, whatever
-	// the program's own exit code: the folder the program wrote decides.
+	if !errors.As(err, &exit) || exit.ExitCode() != interrupted {
+		return fmt.Errorf("after SIGINT: %v, want exit code %d", err, interrupted)
+	}
 	return keptResults(dir, before)
 }
 
