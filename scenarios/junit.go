@@ -129,7 +129,7 @@ func figures(c ConfigReport) string {
 	case c.DetectionSeconds != nil:
 		detection = fmt.Sprintf("detection %.1fs", *c.DetectionSeconds)
 	case c.tooShort():
-		detection = "the outage too short for its schedule"
+		detection = "the outage too short for " + c.tooShortFor()
 	}
 	parts := []string{
 		fmt.Sprintf("false restarts %d", c.FalseRestarts), fmt.Sprintf("false heals %d", c.FalseHeals),

@@ -114,6 +114,8 @@ func (r *Report) findings() []string {
 		case len(c.Outages) == 0: // none to detect
 		case c.OutageDetected:
 			caught = append(caught, fmt.Sprintf("%s in %.0fs", name, *c.DetectionSeconds))
+		case c.tooShort() && c.ScheduleSeconds == 0:
+			out = append(out, fmt.Sprintf("%s had not acted on the outage when the run stopped: not judged.", name))
 		case c.tooShort():
 			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended: its schedule needs up to %.0fs to act, "+
 				"longer than the outage; this run says nothing about how it detects one.", name, c.ScheduleSeconds))
@@ -190,7 +192,7 @@ func describeProber(p ProberSpec) string {
 }
 
 // tooShort reports whether an outage c missed was too short for its
-// schedule.
+// schedule, or cut short by the run's stop.
 func (c ConfigReport) tooShort() bool {
 	for _, o := range c.Outages {
 		if o.TooShort {
@@ -198,6 +200,15 @@ func (c ConfigReport) tooShort() bool {
 		}
 	}
 	return false
+}
+
+// tooShortFor says what an outage c did not act on was too short for: its
+// schedule, or a run that stopped during it.
+func (c ConfigReport) tooShortFor() string {
+	if c.ScheduleSeconds > 0 {
+		return "its schedule"
+	}
+	return "the run, stopped during it"
 }
 
 // WriteResults writes report.md, report.json, summary.png and timeline.png into dir,

@@ -201,7 +201,7 @@ func outcome(c ConfigReport, outages bool) string {
 	case c.DetectionSeconds != nil:
 		return fmt.Sprintf("acted on the outage after %.1f s", *c.DetectionSeconds)
 	case c.tooShort():
-		return "outage too short for its schedule"
+		return "outage too short for " + c.tooShortFor()
 	}
 	return "missed the outage"
 }

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -119,7 +120,8 @@ type OutageReport struct {
 	Detected         bool     `json:"detected"`
 	DetectionSeconds *float64 `json:"detection_seconds"`
 	// TooShort is set when the outage ended before the configuration's
-	// schedule (ScheduleSeconds) could have acted on it.
+	// schedule (ScheduleSeconds) could have acted on it, or the run was
+	// stopped during it before the configuration acted: not judged.
 	TooShort bool `json:"too_short,omitempty"`
 	// Utilisation is the goodput the sink received from the outage's
 	// start to its end over the link's rate, as ConfigReport's: near 0
@@ -281,7 +283,7 @@ func (r *Report) ran() Spec {
 	if !r.Interrupted {
 		return r.Spec
 	}
-	return r.Spec.cutAt(time.Duration(r.DurationSeconds * float64(time.Second)))
+	return r.Spec.cutAt(time.Duration(math.Round(r.DurationSeconds * float64(time.Second))))
 }
 
 // A ConfigFailure is a configuration that was not measured, and why.
@@ -372,6 +374,17 @@ func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
 	}
 }
 
+// leaveCutOutagesUnjudged marks the outages that a run stopped at end
+// (seconds) cut short and that rep's configuration had not acted on as too
+// short: the run stopped before it could say whether it would have.
+func (rep *ConfigReport) leaveCutOutagesUnjudged(end float64) {
+	for i, o := range rep.Outages {
+		if !o.Detected && o.End >= end {
+			rep.Outages[i].TooShort = true
+		}
+	}
+}
+
 // workingTime is when the link of a spec works: from the start to the
 // first outage, blips (and BlipGrace after each) left out.
 type workingTime struct {
@@ -393,12 +406,7 @@ func (s Spec) workingTime() workingTime {
 // first outage: BlipGrace or more after an outage (blips aside) ended,
 // before the next one began, outside working's blips.
 func (s Spec) laterWorking(working workingTime) func(Offset) bool {
-	var outages []Window
-	for _, w := range s.Link.Outages {
-		if !w.Blip {
-			outages = append(outages, w)
-		}
-	}
+	outages := s.outagesToDetect()
 	return func(o Offset) bool {
 		at := time.Duration(float64(o) * float64(time.Second))
 		if at < s.workingEnd() || at >= s.Duration.Duration || working.inBlip(o) {

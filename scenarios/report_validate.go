@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 )
 
 // maxBreaksPerConnSecond bounds how often one load connection breaks: a
@@ -17,7 +18,8 @@ const maxBreaksPerConnSecond = 1_000
 // merged) and the figures, tables and plots made of it, which rely on what
 // Run guarantees: the spec is a valid one, the configurations are the
 // spec's, in its order, and each holds one outage report per outage of the
-// spec (blips aside); every count is non-negative and no more than its
+// spec (blips aside; an interrupted run's cut where it stopped, or uncut as
+// earlier versions wrote them); every count is non-negative and no more than its
 // timeline holds (false restarts no more than the restarts, those as many
 // as the timeline's), every time within the run, every latency and share
 // in its range, and a detection set exactly when its outage was detected.
@@ -172,13 +174,12 @@ func (v *reportValidator) latencies(path string, c ConfigReport) {
 
 // outages checks c's outage reports against the spec's outages as the run
 // ran them (blips aside, cut at an interruption), and its detection against
-// them.
+// them. An interrupted run's reports may also hold the spec's outages
+// uncut, as tunnelprobe wrote them before it cut them.
 func (v *reportValidator) outages(path string, c ConfigReport) {
-	var windows []Window
-	for _, w := range v.r.ran().Link.Outages {
-		if !w.Blip {
-			windows = append(windows, w)
-		}
+	windows := v.r.ran().outagesToDetect()
+	if uncut := v.r.Spec.outagesToDetect(); v.r.Interrupted && !sameOutages(c.Outages, windows) && sameOutages(c.Outages, uncut) {
+		windows = uncut
 	}
 	if len(c.Outages) != len(windows) {
 		v.fail(path+".outages", "%d outage reports, but the run had %d outages (blips aside)", len(c.Outages), len(windows))
@@ -254,4 +255,11 @@ func (v *reportValidator) timeline(path string, tl Timeline) {
 		at("proof_gaps", i, g[0])
 		at("proof_gaps", i, g[1])
 	}
+}
+
+// sameOutages reports whether reports are of windows, at their times.
+func sameOutages(reports []OutageReport, windows []Window) bool {
+	return slices.EqualFunc(reports, windows, func(o OutageReport, w Window) bool {
+		return o.Start == w.Start.Seconds() && o.End == w.End().Seconds()
+	})
 }

@@ -57,6 +57,10 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 	start := time.Now()
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(spec.Duration.Duration))
 	defer cancel()
+	// A Ctrl-C (ctx ending) cuts the run where it came, not after the
+	// teardown that follows: an outage due in between never began.
+	stopped := make(chan time.Duration, 1)
+	stopWatch := context.AfterFunc(ctx, func() { stopped <- time.Since(start) })
 	g, gctx := errgroup.WithContext(runCtx)
 	for _, t := range trials {
 		t.start, t.rec = start, newRecorder(start)
@@ -77,13 +81,18 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		return nil, err
 	}
 
-	elapsed := time.Since(start)
+	interrupted, elapsed := false, time.Since(start)
+	if !stopWatch() { // ctx ended: when?
+		if at := <-stopped; at < spec.Duration.Duration {
+			interrupted, elapsed = true, at
+		}
+	}
 	rep := &Report{
 		Name:            spec.Name,
 		Seed:            spec.Seed,
 		Started:         start,
 		DurationSeconds: elapsed.Seconds(),
-		Interrupted:     ctx.Err() != nil,
+		Interrupted:     interrupted,
 		PeakRSSBytes:    peakrss.Bytes(),
 		StalledSeconds:  stall.Seconds(),
 		Spec:            spec,
@@ -97,6 +106,9 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		cr := measure(ran, t.cfg, tl, t.load, start, w)
 		if t.loadErr != nil {
 			cr.LoadError = t.loadErr.Error()
+		}
+		if interrupted {
+			cr.leaveCutOutagesUnjudged(rep.DurationSeconds)
 		}
 		cr.Failed = failure(spec, t.cfg, tl, t.load, t.loadErr, elapsed, rep.Interrupted, stall)
 		cr.Breaches = t.cfg.Expect.breaches(cr, rep.Interrupted)

@@ -2,10 +2,12 @@ package scenarios
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"time"
@@ -170,9 +172,11 @@ func TestRunInterruptedIsJudgedOnWhatRan(t *testing.T) {
 			spec := shortSpec("interrupted", 3, 40*time.Second, 256, []Window{{Start: D(tc.outageStart), Duration: D(5 * time.Second)}},
 				LoadSpec{Conns: 20, Share: 0.5, Ramp: D(time.Second)},
 				ConfigSpec{Name: "probe-only", Health: HealthSpec{Mode: middleware.ModeProbe}, Prober: kubelet})
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second) // the Ctrl-C
+			// The Ctrl-C: at the first progress line, 4 s into the run
+			// whatever the labs took to start.
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			rep, err := Run(ctx, spec, Options{})
+			rep, err := Run(ctx, spec, Options{Progress: cancelOnWrite(cancel), ProgressEvery: 4 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,6 +192,9 @@ func TestRunInterruptedIsJudgedOnWhatRan(t *testing.T) {
 			}
 			if tc.outages > 0 && c.Outages[0].End != rep.DurationSeconds {
 				t.Errorf("the outage under way ends at %v s, not where the run ended (%v s)", c.Outages[0].End, rep.DurationSeconds)
+			}
+			if tc.outages > 0 && !c.Outages[0].Detected && !c.Outages[0].TooShort {
+				t.Errorf("the outage the run stopped in, not acted on, is called missed: %+v", c.Outages[0])
 			}
 			if want := min(rep.DurationSeconds, tc.outageStart.Seconds()); c.WorkingSeconds != want {
 				t.Errorf("working for %v s of a %v s run, want %v s", c.WorkingSeconds, rep.DurationSeconds, want)
@@ -205,6 +212,19 @@ func TestRunInterruptedIsJudgedOnWhatRan(t *testing.T) {
 		})
 	}
 }
+
+// cancelOnWrite is a writer that calls cancel at its first write.
+func cancelOnWrite(cancel context.CancelFunc) io.Writer {
+	var once sync.Once
+	return writerFunc(func(p []byte) (int, error) {
+		once.Do(cancel)
+		return len(p), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // A trial holds its health server's address from the start: closed until
 // the server came up, the port could become another trial's probe's source

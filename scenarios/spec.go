@@ -260,6 +260,17 @@ func (s Spec) cutAt(d time.Duration) Spec {
 	return s
 }
 
+// outagesToDetect returns s's outages, blips aside.
+func (s Spec) outagesToDetect() []Window {
+	var out []Window
+	for _, w := range s.Link.Outages {
+		if !w.Blip {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // End returns when w ends.
 func (w Window) End() time.Duration { return w.Start.Duration + w.Duration.Duration }
 

@@ -184,7 +184,7 @@ func (a summaryAxis) columns(panels ...*plot.Plot) []output.KeyEntry {
 		label string
 	}{
 		{a.missed, colorOutage, "missed: did not act on the outage before it ended"},
-		{a.tooShort, colorTooShort, "too short: the outage ended before its schedule could act"},
+		{a.tooShort, colorTooShort, "too short: the outage ended before its schedule could act, or the run stopped"},
 	} {
 		if col.at[1] == 0 {
 			continue
