@@ -163,6 +163,10 @@ func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, reru
 	fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
 		spec.Name, len(spec.Configs), spec.Duration, spec.Seed, spec.Seed)
 	rep, err := runScenario(ctx, spec, scenarios.Options{Progress: stderr})
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "%s: interrupted while its labs started: nothing measured\n", name)
+		return cliflag.ExitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1

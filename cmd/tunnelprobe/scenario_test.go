@@ -518,6 +518,26 @@ func TestScenarioInterruptedExits130(t *testing.T) {
 	}
 }
 
+// A Ctrl-C while the labs start stops the run before it measured anything:
+// exit 130 all the same, where it exited 1 on the labs' "context canceled".
+func TestScenarioInterruptedWhileStartingExits130(t *testing.T) {
+	dir := t.TempDir()
+	spec := tinySpec(t, dir)
+	stubRuns(t, func(ctx context.Context, _ scenarios.Spec, _ scenarios.Options) (*scenarios.Report, error) {
+		<-ctx.Done() // a lab's Start, waiting for its tunnel
+		return nil, fmt.Errorf("lab: %w", ctx.Err())
+	}, matrix.Run)
+	for _, extra := range [][]string{nil, {"--repeat", "2"}} {
+		ctx, stop := context.WithCancel(t.Context())
+		stop()
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"--spec", spec, "--out", filepath.Join(dir, "results")}, extra...)
+		if code := scenarioCommand(ctx, args, noEnv, &stdout, &stderr); code != 130 || !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("%v: exit %d, want 130 saying it was interrupted\nstdout:\n%s\nstderr:\n%s", extra, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
 // A second run never overwrites the first one's results: it writes into
 // the next free folder and says so.
 func TestScenarioKeepsAnEarlierRunsResults(t *testing.T) {

@@ -182,6 +182,10 @@ func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report
 			r, err := opt.run(ctx, spec, runOpts)
 			done, remaining = done+spec.Duration.Duration, remaining-spec.Duration.Duration
 			if err != nil {
+				if ctx.Err() != nil { // stopped while its labs started: nothing of it measured
+					rep.Interrupted = true
+					return rep, nil
+				}
 				return rep, fmt.Errorf("%s, seed %d: %w", spec.Name, spec.Seed, err)
 			}
 			run := RunReport{Condition: spec.Name, Pass: pass, Seed: spec.Seed, Report: r}

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -156,6 +157,27 @@ func TestRunMatrixSeed(t *testing.T) {
 	}
 	if want := []string{"a/7", "b/7", "a/8", "b/8"}; !slices.Equal(f.seeds, want) {
 		t.Errorf("runs %v, want %v", f.seeds, want)
+	}
+}
+
+// A Ctrl-C while a run's labs start (Run returning the labs' error on the
+// ended context) ends the matrix as interrupted, keeping the runs before
+// it, not as a failure.
+func TestRunMatrixInterruptedWhileALabStarts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &fakeRun{}
+	run := func(ctx context.Context, spec scenarios.Spec, opt scenarios.Options) (*scenarios.Report, error) {
+		if len(f.seeds) == 1 {
+			cancel()
+			return nil, fmt.Errorf("lab: %w", ctx.Err())
+		}
+		return f.run(ctx, spec, opt)
+	}
+	rep, err := Run(ctx, []scenarios.Spec{tinyCondition("a", 1), tinyCondition("b", 4)},
+		Options{run: run, cpuTimes: func() (float64, float64, error) { return 0, 0, nil }})
+	if err != nil || !rep.Interrupted || len(rep.Runs) != 1 {
+		t.Errorf("error %v, interrupted %v, %d runs; want no error, interrupted, the first run kept", err, rep.Interrupted, len(rep.Runs))
 	}
 }
 
