@@ -50,7 +50,7 @@ func loadMerge(args []string, getenv func(string) string, stdout, stderr io.Writ
 	}
 	merged, err := loadgen.MergeFiles(files)
 	if err != nil { // a file refused is bad input, as a bad flag is
-		return cliflag.UsageError(stderr, name, err)
+		return cliflag.InputError(stderr, name, err)
 	}
 
 	fmt.Fprintf(stdout, "merged %d results\n", len(files))

@@ -7,7 +7,9 @@
 // variable, TUNNELPROBE_<FLAG> for serve and TUNNELPROBE_<COMMAND>_<FLAG>
 // for the others (TUNNELPROBE_LOAD_RATE); a flag on the command line wins.
 //
-// Exit codes: 0 success, 1 the run failed, 2 bad usage.
+// Exit codes: 0 success, 1 the run failed, 2 bad usage or a refused input
+// file, 130 a scenario stopped by Ctrl-C or SIGTERM (after writing what it
+// measured).
 package main
 
 import (

@@ -35,7 +35,7 @@ func scenarioMerge(args []string, getenv func(string) string, stdout, stderr io.
 	// nothing behind and announces no folder.
 	rep, err := matrix.MergeFiles(files)
 	if err != nil {
-		return cliflag.UsageError(stderr, name, err)
+		return cliflag.InputError(stderr, name, err)
 	}
 	if outs.dir, err = chooseOut(outs.dir, false, stdout); err != nil {
 		return cliflag.UsageError(stderr, name, err)

@@ -79,11 +79,20 @@ func UsageError(w io.Writer, command string, err error) int {
 	return 2
 }
 
-// ExitInterrupted is the exit code of a measuring command stopped by
-// Ctrl-C or SIGTERM before its end, after it wrote what it had measured:
+// ExitInterrupted is the exit code of a scenario run (one or a matrix)
+// stopped by Ctrl-C or SIGTERM before its end, after it wrote what it had
+// measured:
 // the shell's 128+SIGINT, so that a script or CI job never takes a cut-short
 // run for a passing one.
 const ExitInterrupted = 130
+
+// InputError reports err, an input file refused, for command on w and
+// returns exit code 2, as for bad usage, with no hint at --help: the flags
+// were right, the file is not.
+func InputError(w io.Writer, command string, err error) int {
+	fmt.Fprintf(w, "%s: %v\n", command, err)
+	return 2
+}
 
 // ExitCode reports err for command on w and returns 1, or returns 0 for a
 // nil err.
