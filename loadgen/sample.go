@@ -164,8 +164,7 @@ func interpolate(a, b reading, t time.Time) reading {
 		connects:      lerp(a.snap.connects, b.snap.connects),
 		connectErrors: lerp(a.snap.connectErrors, b.snap.connectErrors),
 		disruptions:   lerp(a.snap.disruptions, b.snap.disruptions),
-		probes:        lerp(a.snap.probes, b.snap.probes),
-		probeFailures: lerp(a.snap.probeFailures, b.snap.probeFailures),
+		// probes: a Second takes them from counters.takeProbes, whole
 	}
 	r.proc.cpu = a.proc.cpu + f*(b.proc.cpu-a.proc.cpu)
 	if a.tcp.ok && b.tcp.ok {
