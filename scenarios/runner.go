@@ -61,6 +61,7 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 	// teardown that follows: an outage due in between never began.
 	stopped := make(chan time.Duration, 1)
 	stopWatch := context.AfterFunc(ctx, func() { stopped <- time.Since(start) })
+	defer stopWatch() // on an error return
 	g, gctx := errgroup.WithContext(runCtx)
 	for _, t := range trials {
 		t.start, t.rec = start, newRecorder(start)
