@@ -101,6 +101,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 func (r *Report) findings() []string {
 	var out []string
 	var calm, caught []string
+	ended := "it ended"
+	if r.Interrupted {
+		ended = "it ended or the run stopped"
+	}
 	for _, name := range r.Order {
 		c := r.Configs[name]
 		if c.Failed != "" {
@@ -117,10 +121,10 @@ func (r *Report) findings() []string {
 		case c.tooShort() && c.ScheduleSeconds == 0:
 			out = append(out, fmt.Sprintf("%s had not acted on the outage when the run stopped: not judged.", name))
 		case c.tooShort():
-			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended: its schedule needs up to %.0fs to act, "+
-				"longer than the outage; this run says nothing about how it detects one.", name, c.ScheduleSeconds))
+			out = append(out, fmt.Sprintf("%s did not act on the outage before %s: its schedule needs up to %.0fs to act, "+
+				"longer than the outage ran; this run says nothing about how it detects one.", name, ended, c.ScheduleSeconds))
 		default:
-			out = append(out, fmt.Sprintf("%s did not act on the outage before it ended.", name))
+			out = append(out, fmt.Sprintf("%s did not act on the outage before %s.", name, ended))
 		}
 		if n := len(c.Timeline.Crashes); n > 0 {
 			out = append(out, fmt.Sprintf("%s's VPN client exited on its own %d time(s); each exit restarted its container, "+
@@ -191,15 +195,18 @@ func describeProber(p ProberSpec) string {
 	return fmt.Sprintf("%s every %v, timeout %v, failure threshold %d", what, p.Period, p.Timeout, p.FailureThreshold)
 }
 
-// tooShort reports whether an outage c missed was too short for its
-// schedule, or cut short by the run's stop.
+// tooShort reports whether every outage c did not act on, at least one,
+// was too short for its schedule or cut short by the run's stop: one it
+// simply missed makes it a miss.
 func (c ConfigReport) tooShort() bool {
+	short := false
 	for _, o := range c.Outages {
-		if o.TooShort {
-			return true
+		if !o.Detected && !o.TooShort {
+			return false
 		}
+		short = short || o.TooShort
 	}
-	return false
+	return short
 }
 
 // tooShortFor says what an outage c did not act on was too short for: its

@@ -55,9 +55,9 @@ type ConfigReport struct {
 	// while the link worked again: from BlipGrace after an outage (blips
 	// aside) ended to the next one or the run's end, blips left out. The
 	// false-action figures cover only the loaded phase before the first
-	// outage; these are counted apart so that none goes unseen, and are
-	// not called false: a tunnel may not have come back from the outage
-	// (the timeline tells).
+	// outage; these are counted apart, and are not called false: a tunnel
+	// may not have come back from the outage (the timeline tells). What
+	// happens within BlipGrace of an outage's end is in the timeline only.
 	LaterActions int `json:"later_actions,omitempty"`
 	// OutageDetected says whether every outage (blips aside) was met by a
 	// restart or a heal before it ended; DetectionSeconds is the slowest
@@ -376,8 +376,13 @@ func (rep *ConfigReport) detect(spec Spec, tl Timeline) {
 
 // leaveCutOutagesUnjudged marks the outages that a run stopped at end
 // (seconds) cut short and that rep's configuration had not acted on as too
-// short: the run stopped before it could say whether it would have.
+// short: the run stopped before it could say whether it would have. A
+// configuration with a schedule (ScheduleSeconds) is judged on it: a cut
+// outage it had all its schedule's time for and did not act on is missed.
 func (rep *ConfigReport) leaveCutOutagesUnjudged(end float64) {
+	if rep.ScheduleSeconds > 0 {
+		return // detect judged the cut outage against the schedule already
+	}
 	for i, o := range rep.Outages {
 		if !o.Detected && o.End >= end {
 			rep.Outages[i].TooShort = true

@@ -299,3 +299,25 @@ func TestReportSaysAConfigurationFailed(t *testing.T) {
 		t.Errorf("report.json has no failed field for evidence: %v", err)
 	}
 }
+
+// An outage cut by the run's stop and not acted on is too short, not
+// missed, unless the configuration's schedule had had its time (its
+// detect judged that); and one outage too short does not hide another
+// simply missed.
+func TestCutOutagesAreNotJudgedUnlessTheScheduleHadItsTime(t *testing.T) {
+	cut := func(schedule float64) ConfigReport {
+		c := ConfigReport{ScheduleSeconds: schedule, Outages: []OutageReport{{Start: 10, End: 40, Detected: true}, {Start: 50, End: 70}}}
+		c.leaveCutOutagesUnjudged(70)
+		return c
+	}
+	if c := cut(0); !c.Outages[1].TooShort || c.Outages[0].TooShort || !c.tooShort() {
+		t.Errorf("without a schedule: %+v, too short %v; want the cut outage alone too short", c.Outages, c.tooShort())
+	}
+	if c := cut(180); c.Outages[1].TooShort {
+		t.Errorf("with a schedule: %+v; want the schedule's judgement (detect's) kept", c.Outages)
+	}
+	missed := ConfigReport{Outages: []OutageReport{{Start: 10, End: 40}, {Start: 50, End: 70, TooShort: true}}}
+	if missed.tooShort() {
+		t.Error("a missed outage beside a too-short one is reported too short")
+	}
+}

@@ -78,15 +78,18 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 	cancel()
 	<-progressDone
 	stall := <-stalled
-	if err != nil {
-		return nil, err
-	}
-
 	interrupted, elapsed := false, time.Since(start)
 	if !stopWatch() { // ctx ended: when?
 		if at := <-stopped; at < spec.Duration.Duration {
 			interrupted, elapsed = true, at
+			stall = min(stall, at) // a timer it handled after the stop
 		}
+	}
+	// A trial that failed once the run was stopped failed of the stop (a
+	// Ctrl-C reaches the terminal's openvpn too): the run is an
+	// interrupted one, its measurements kept.
+	if err != nil && !interrupted {
+		return nil, err
 	}
 	rep := &Report{
 		Name:            spec.Name,

@@ -334,8 +334,7 @@ func unknownFields(obj map[string]any, known map[string]bool, path string, errs 
 	}
 	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		if _, ok := jsonKey(known, key); !ok {
-			errs.bad(strings.TrimPrefix(path+"."+key, "."), "unknown field (%s holds %s)",
-				cmp.Or(path, "a spec"), strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+			errs.bad(path, "unknown field %q (%s holds %s)", key, cmp.Or(path, "a spec"), strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 		}
 	}
 }

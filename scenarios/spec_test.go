@@ -106,8 +106,8 @@ func TestParseReadsEveryField(t *testing.T) {
 
 func TestParseRejectsBadSpecs(t *testing.T) {
 	for _, tc := range []struct{ from, to, mention string }{
-		{"name: custom", "name: custom\nsurprise: 1", `spec: surprise: unknown field (a spec holds configs, container, duration, link, load, name, seed, tunnel)`},
-		{"  rate: 20mbit", "  rate: 20mbit\n  dealy: 2ms", "spec: link.dealy: unknown field (link holds changes, delay,"},
+		{"name: custom", "name: custom\nsurprise: 1", `spec: unknown field "surprise" (a spec holds configs, container, duration, link, load, name, seed, tunnel)`},
+		{"  rate: 20mbit", "  rate: 20mbit\n  dealy: 2ms", `spec: link: unknown field "dealy" (link holds changes, delay,`},
 		{"  rate: 20mbit", "  rate: 20furlongs", `link.rate: rate "20furlongs"`},
 		{"  queue: 256p", "  queue: 256 apples", `link.queue: queue "256 apples"`},
 		{"      rate: 10mbit", "      rate: fast", `link.changes[0].rate: rate "fast"`},
@@ -152,7 +152,7 @@ func TestParseRejectsBadSpecs(t *testing.T) {
 		{"{kind: kubelet, handler: tcpSocket}", "{kind: kubelet, handler: tcpSocket, service: tunnel}", "configs[2].prober: service"},
 		{"{kind: kubelet, handler: tcpSocket}", "{kind: docker, handler: tcpSocket}", "configs[2].prober: handler"},
 		{"{kind: kubelet, handler: tcpSocket}", "{kind: kubelet, handler: tcpSocket, exec: [x]}", "configs[2].prober: exec"},
-		{"handler: exec, exec: [sh, -c", "handler: exec, exe: [sh, -c", "configs[3].prober.exe: unknown field"},
+		{"handler: exec, exec: [sh, -c", "handler: exec, exe: [sh, -c", `configs[3].prober: unknown field "exe"`},
 		{"handler: exec, exec:", "exec:", "configs[3].prober: exec"},
 		{"      failure_threshold: 3\n", "      failure_threshold: 3\n      autoheal: true\n", "configs[0].prober: autoheal"},
 		{`kubelet_version: "1.30"`, `kubelet_version: "1.19"`, "configs[0].prober.kubelet_version: kubelet version 1.19 is not modelled: want 1.20 to 1.37"},

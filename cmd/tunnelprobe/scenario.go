@@ -163,8 +163,8 @@ func runOne(ctx context.Context, spec scenarios.Spec, outs scenarioOutputs, reru
 	fmt.Fprintf(stdout, "scenario %q: %d configurations, %s, seed %d (repeat with --seed %d)\n",
 		spec.Name, len(spec.Configs), spec.Duration, spec.Seed, spec.Seed)
 	rep, err := runScenario(ctx, spec, scenarios.Options{Progress: stderr})
-	if err != nil && ctx.Err() != nil {
-		fmt.Fprintf(stderr, "%s: interrupted while its labs started: nothing measured\n", name)
+	if err != nil && ctx.Err() != nil { // Run keeps what it measured: this stop came before
+		fmt.Fprintf(stderr, "%s: interrupted while its labs started, nothing measured (%v)\n", name, err)
 		return cliflag.ExitInterrupted
 	}
 	if err != nil {

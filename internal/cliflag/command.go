@@ -81,7 +81,7 @@ func UsageError(w io.Writer, command string, err error) int {
 
 // ExitInterrupted is the exit code of a scenario run (one or a matrix)
 // stopped by Ctrl-C or SIGTERM before its end, after it wrote what it had
-// measured:
+// measured, if anything:
 // the shell's 128+SIGINT, so that a script or CI job never takes a cut-short
 // run for a passing one.
 const ExitInterrupted = 130

@@ -183,6 +183,9 @@ func Run(ctx context.Context, conditions []scenarios.Spec, opt Options) (*Report
 			done, remaining = done+spec.Duration.Duration, remaining-spec.Duration.Duration
 			if err != nil {
 				if ctx.Err() != nil { // stopped while its labs started: nothing of it measured
+					if opt.Log != nil {
+						fmt.Fprintf(opt.Log, "run %d: interrupted while its labs started (%v)\n", len(rep.Runs)+1, err)
+					}
 					rep.Interrupted = true
 					return rep, nil
 				}
