@@ -102,22 +102,27 @@ func Run(ctx context.Context, spec Spec, opt Options) (*Report, error) {
 		Spec:            spec,
 		Configs:         map[string]ConfigReport{},
 	}
-	ran := rep.ran()
 	for _, t := range trials {
-		tl := t.rec.timeline()
-		w := t.window
-		w.delivered = t.delivered
-		cr := measure(ran, t.cfg, tl, t.load, start, w)
-		if t.loadErr != nil {
-			cr.LoadError = t.loadErr.Error()
-		}
-		if interrupted {
-			cr.leaveCutOutagesUnjudged(rep.DurationSeconds)
-		}
-		cr.Failed = failure(spec, t.cfg, tl, t.load, t.loadErr, elapsed, rep.Interrupted, stall)
-		cr.Breaches = t.cfg.Expect.breaches(cr, rep.Interrupted)
-		rep.Configs[t.cfg.Name] = cr
+		rep.Configs[t.cfg.Name] = rep.measureTrial(t, elapsed, stall)
 		rep.Order = append(rep.Order, t.cfg.Name)
 	}
 	return rep, nil
+}
+
+// measureTrial returns the figures of trial t in rep's run, which ran for
+// elapsed (as rep.ran says) and stalled up to stall.
+func (rep *Report) measureTrial(t *trial, elapsed, stall time.Duration) ConfigReport {
+	tl := t.rec.timeline()
+	w := t.window
+	w.delivered = t.delivered
+	cr := measure(rep.ran(), t.cfg, tl, t.load, t.start, w)
+	if t.loadErr != nil {
+		cr.LoadError = t.loadErr.Error()
+	}
+	if rep.Interrupted {
+		cr.leaveCutOutagesUnjudged(rep.DurationSeconds)
+	}
+	cr.Failed = failure(rep.Spec, t.cfg, tl, t.load, t.loadErr, elapsed, rep.Interrupted, stall)
+	cr.Breaches = t.cfg.Expect.breaches(cr, rep.Interrupted)
+	return cr
 }
