@@ -184,14 +184,7 @@ func (r *Report) timelineTitle(name string, c ConfigReport) string {
 }
 
 // hasOutage reports whether the run had an outage to detect (blips aside).
-func (r *Report) hasOutage() bool {
-	for _, o := range r.ran().Link.Outages {
-		if !o.Blip {
-			return true
-		}
-	}
-	return false
-}
+func (r *Report) hasOutage() bool { return len(r.ran().outagesToDetect()) > 0 }
 
 // outcome says how c met the run's outages, as the table does.
 func outcome(c ConfigReport, outages bool) string {

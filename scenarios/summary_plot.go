@@ -64,10 +64,8 @@ const columnWidth = 1.8
 
 func (r *Report) summaryAxis() summaryAxis {
 	var a summaryAxis
-	for _, o := range r.ran().Link.Outages {
-		if !o.Blip {
-			a.outage = max(a.outage, o.Duration.Seconds())
-		}
+	for _, o := range r.ran().outagesToDetect() {
+		a.outage = max(a.outage, o.Duration.Seconds())
 	}
 	if a.outage == 0 {
 		return a

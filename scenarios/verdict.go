@@ -28,10 +28,7 @@ func (r *Report) Verdict() string {
 	if r.Interrupted {
 		return "verdict: none, the run was interrupted; the figures cover the part that ran"
 	}
-	outages := false
-	for _, o := range r.Spec.Link.Outages {
-		outages = outages || !o.Blip
-	}
+	outages := r.hasOutage()
 	best, calm := "", 0
 	for _, name := range r.Order {
 		c := r.Configs[name]
