@@ -133,7 +133,10 @@ func (r *run) hold(ctx context.Context, conn net.Conn) error {
 	stopWrites := context.AfterFunc(connCtx, func() { _ = conn.SetWriteDeadline(past) })
 	defer stopWrites()
 
-	if _, err := conn.Write(r.header); err != nil {
+	// A greedy flow starts behind the ramp's gate too: its header wakes
+	// the sink's side of the flow, work that would otherwise take the
+	// machine from the dials of a ramp that is behind.
+	if _, err := r.flowWriter(connCtx, conn).Write(r.header); err != nil {
 		abort(conn)
 		if ctx.Err() != nil {
 			return nil
@@ -202,15 +205,20 @@ func (r *run) hold(ctx context.Context, conn net.Conn) error {
 // fell due meanwhile and sends it as fast as the path takes it, so a slow
 // path gets the offered load, not a politely reduced one.
 func (r *run) write(ctx context.Context, conn net.Conn) error {
-	var w io.Writer = conn
-	if r.cfg.Rate == 0 {
-		w = gatedWriter{ctx, &r.gate, conn}
-	}
-	err := pace.Send(ctx, w, r.cfg.connBytesPerSecond(), func(n int64) { r.c.bytesUp.Add(n) })
+	err := pace.Send(ctx, r.flowWriter(ctx, conn), r.cfg.connBytesPerSecond(), func(n int64) { r.c.bytesUp.Add(n) })
 	if ctx.Err() != nil {
 		return errStopped
 	}
 	return err
+}
+
+// flowWriter is conn for a paced flow, and conn behind the ramp's gate for
+// a greedy one (see rampGate).
+func (r *run) flowWriter(ctx context.Context, conn net.Conn) io.Writer {
+	if r.cfg.Rate == 0 {
+		return gatedWriter{ctx, &r.gate, conn}
+	}
+	return conn
 }
 
 // read reads conn to its end, counting bytes, and returns the error that

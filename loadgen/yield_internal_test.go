@@ -20,23 +20,20 @@ func notify(ch chan struct{}) {
 	}
 }
 
-// writeSignalConn signals payload on every write after the first (the
-// sink header).
+// writeSignalConn signals payload on every write, the sink header's too.
 type writeSignalConn struct {
 	net.Conn
-	writes  atomic.Int64
 	payload chan struct{}
 }
 
 func (c *writeSignalConn) Write(p []byte) (int, error) {
-	if c.writes.Add(1) > 1 {
-		notify(c.payload)
-	}
+	notify(c.payload)
 	return c.Conn.Write(p)
 }
 
 // A greedy connection that opened while the ramp still waits for another
-// dial parks instead of writing, and writes once the ramp is over.
+// dial parks instead of starting its flow (not even its header, which sets
+// the sink to work), and writes once the ramp is over.
 func TestGreedyYieldsToRampBehind(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -81,7 +78,7 @@ func TestGreedyYieldsToRampBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	if wroteWhileBehind.Load() {
-		t.Error("a greedy connection wrote payload while the ramp waited for a dial")
+		t.Error("a greedy connection wrote while the ramp waited for a dial")
 	}
 	if res.ConnsAchieved != 2 || res.BytesUp == 0 {
 		t.Errorf("opened %d of 2, wrote %d bytes: want both open and writing after the ramp", res.ConnsAchieved, res.BytesUp)
