@@ -90,11 +90,13 @@ load() {
 }
 
 # ramp_ratio FILE RATE: the connects of each whole second of FILE's ramp
-# (after its first, partial second and before the one where the most
-# connections were open) over RATE: "mean (min-max, N s)".
+# (after its first, partial second and before the first where the most
+# connections were open: a later second below the peak is a connection
+# that broke, not the ramp) over RATE: "mean (min-max, N s)".
 ramp_ratio() {
 	jq -r --argjson r "$2" '.series as $s | ($s | map(.open) | max) as $peak
-		| [range(1; $s | length) | select($s[.].open < $peak) | $s[.].connects / $r * 100 | round / 100] as $w
+		| ([$s | to_entries[] | select(.value.open == $peak)][0].key) as $top
+		| [range(1; $top) | $s[.].connects / $r * 100 | round / 100] as $w
 		| if ($w | length) > 0 then "\($w | add / length * 100 | round / 100) (\($w | min)-\($w | max), \($w | length) s)"
 		  else "no whole second" end' "$1"
 }
