@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
-	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 const (
@@ -88,31 +87,21 @@ func (r *run) slot(ctx context.Context, attempted, release func()) {
 	}
 }
 
-// dial opens a connection, waiting first for one of the MaxDialsInFlight
-// dial slots. The connect latency is the dial's own, without that wait.
+// dial opens a connection on one of the run's dialers.
 func (r *run) dial(ctx context.Context) (net.Conn, error) {
-	select {
-	case r.dialSlots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	d := r.dialers.dial(ctx)
+	if d.err != nil {
+		return nil, d.err
 	}
-	defer func() { <-r.dialSlots }()
-	dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
-	defer cancel()
-	start := time.Now()
-	conn, err := dialShallow(dctx, r.dialer, r.cfg.Target)
-	if err != nil {
-		return nil, err
-	}
-	if conn == nil {
+	if d.conn == nil {
 		return nil, errors.New("dialer returned neither a connection nor an error")
 	}
 	if ctx.Err() != nil {
-		abort(conn)
+		abort(d.conn)
 		return nil, ctx.Err()
 	}
-	r.c.connected(time.Since(start))
-	return conn, nil
+	r.c.connected(d.latency)
+	return d.conn, nil
 }
 
 // hold carries traffic on conn, which the caller has counted open, until
@@ -259,23 +248,4 @@ func abort(conn net.Conn) {
 		_ = l.SetLinger(0)
 	}
 	_ = conn.Close()
-}
-
-// dialShallow dials in a short-lived goroutine. A dial runs deep (resolver,
-// socket options, poller registration) and grows its goroutine's stack to
-// 8 KiB; done in the slot's goroutine, which then idles for the whole run,
-// that stack would stay, and at tens of thousands of connections the
-// stacks are most of the load generator's memory.
-func dialShallow(ctx context.Context, d check.Dialer, target string) (net.Conn, error) {
-	type dialed struct {
-		conn net.Conn
-		err  error
-	}
-	ch := make(chan dialed, 1)
-	go func() {
-		c, err := d.DialContext(ctx, "tcp", target)
-		ch <- dialed{c, err}
-	}()
-	r := <-ch
-	return r.conn, r.err
 }

@@ -8,16 +8,13 @@ import (
 
 	"github.com/tunnelprobe/tunnelprobe/loadgen/internal/pace"
 	"github.com/tunnelprobe/tunnelprobe/loadgen/sink"
-	"github.com/tunnelprobe/tunnelprobe/middleware/check"
 )
 
 // run is the state of one Run shared by its goroutines.
 type run struct {
-	cfg    Config
-	dialer check.Dialer
-	c      *counters
-	// dialSlots holds a token per dial in progress.
-	dialSlots chan struct{}
+	cfg     Config
+	c       *counters
+	dialers *dialers
 	// header opens every connection: the sink mode and, for Down and
 	// Both, the rate the sink sends at.
 	header []byte
@@ -41,14 +38,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	cfg = cfg.withDefaults()
-	r := &run{
-		cfg:       cfg,
-		dialer:    cfg.Dialer,
-		c:         newCounters(),
-		dialSlots: make(chan struct{}, MaxDialsInFlight),
+	dialer := cfg.Dialer
+	if dialer == nil {
+		dialer = hostDialer(cfg.Sources)
 	}
-	if r.dialer == nil {
-		r.dialer = hostDialer(cfg.Sources)
+	r := &run{
+		cfg:     cfg,
+		c:       newCounters(),
+		dialers: newDialers(dialer, cfg.Target, cfg.DialTimeout),
 	}
 	var err error
 	if r.header, err = cfg.header(); err != nil {
@@ -69,7 +66,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// close, so Run ends the load itself, in order.
 	loadCtx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoad()
-	var wg sync.WaitGroup // every goroutine of the load: slots and probe
+	var wg sync.WaitGroup // every goroutine of the load: dialers, slots and probe
+	r.dialers.run(loadCtx, min(cfg.Conns, MaxDialsInFlight), &wg)
 	if cfg.Probe != nil {
 		wg.Go(func() { r.probeLoop(loadCtx) })
 	}
