@@ -19,7 +19,7 @@ type testSink struct {
 
 // startSink starts a sink on addr ("127.0.0.1:0" for any port) that the
 // test's cleanup stops.
-func startSink(t *testing.T, addr string) *testSink {
+func startSink(t testing.TB, addr string) *testSink {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
