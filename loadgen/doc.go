@@ -13,9 +13,10 @@
 //     i*Ramp/Conns; all at once when neither is set), at most
 //     [MaxDialsInFlight] dials at a time. The ramp ends when every slot's
 //     first dial has ended. While it is behind its schedule (a dial more
-//     than 10 ms late, or MaxDialsInFlight first dials pending; all along
-//     when as fast as possible), greedy connections park before their
-//     next read or write, so that the dials get the CPU.
+//     than 10 ms late, MaxDialsInFlight first dials pending, or the last
+//     dials started and not all ended; all along when as fast as
+//     possible), greedy connections park before their next read or write,
+//     so that the dials get the CPU.
 //  2. Hold: for cfg.Duration, every connection carries its share of
 //     cfg.Rate in cfg.Direction, or as much as it can when Rate is 0. A
 //     connection that breaks is a disruption, and is redialled with

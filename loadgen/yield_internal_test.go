@@ -85,6 +85,56 @@ func TestGreedyYieldsToRampBehind(t *testing.T) {
 	}
 }
 
+// Once the ramp has started its last dial, it is behind until that dial
+// has ended, even though every dial started on time: a greedy connection
+// already open parks, so that the completions of the last dials do not
+// wait behind its flow.
+func TestGreedyYieldsToTheRampsLastDials(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var served sync.WaitGroup
+	served.Go(func() { _ = (&sink.Server{}).Serve(ctx, ln) })
+	defer func() { cancel(); served.Wait() }()
+
+	parked := make(chan struct{}, 1)
+	testHookParked = func() { notify(parked) }
+	defer func() { testHookParked = nil }()
+
+	var dials atomic.Int64
+	var sawParked atomic.Bool
+	var plain net.Dialer
+	dialer := check.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 2 {
+			// The last dial ends only once the open connection has
+			// parked, or fails at its timeout.
+			select {
+			case <-parked:
+				sawParked.Store(true)
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return plain.DialContext(ctx, network, addr)
+	})
+	// Two dials 10 ms apart: the second starts on time.
+	res, err := Run(context.Background(), Config{
+		Target: ln.Addr().String(), Dialer: dialer, Conns: 2, Ramp: 20 * time.Millisecond,
+		DialTimeout: 2 * time.Second, Duration: 50 * time.Millisecond, NoReconnect: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sawParked.Load() {
+		t.Error("the open greedy connection kept its flow going while the ramp's last dial was pending")
+	}
+	if res.ConnsAchieved != 2 || res.BytesUp == 0 {
+		t.Errorf("opened %d of 2, wrote %d bytes: want both open and writing after the ramp", res.ConnsAchieved, res.BytesUp)
+	}
+}
+
 func TestRampGate(t *testing.T) {
 	var g rampGate
 	if !g.wait(context.Background()) {
