@@ -180,10 +180,21 @@ for P in 8 32; do
 	iperf3 -s -B 127.0.0.1 -p 15201 --one-off >/dev/null 2>&1 &
 	IPERF_PID=$!
 	PIDS+=("$IPERF_PID")
-	for _ in $(seq 50); do
-		iperf3 -c 127.0.0.1 -p 15201 -t 10 -P "$P" -J >"$OUT/iperf3-$P.json" 2>/dev/null && break
+	connected=""
+	for _ in $(seq 100); do
+		if iperf3 -c 127.0.0.1 -p 15201 -t 10 -P "$P" -J >"$OUT/iperf3-$P.json" 2>/dev/null; then
+			connected=1
+			break
+		fi
 		sleep 0.1 # the server is not listening yet
 	done
+	if [[ -z "$connected" ]]; then
+		# A one-off server that never had its client would wait forever.
+		kill "$IPERF_PID" 2>/dev/null || true
+		echo "iperf3 found no server on 127.0.0.1:15201 within 10 s:" >&2
+		jq -r '.error' "$OUT/iperf3-$P.json" >&2
+		exit 1
+	fi
 	wait "$IPERF_PID" || true
 	IPERF[$P]="$(jq '.end.sum_received.bits_per_second / 1e9' "$OUT/iperf3-$P.json")"
 	echo "iperf3: ${IPERF[$P]} Gbit/s" >&2
