@@ -40,8 +40,14 @@ type dialed struct {
 	latency time.Duration
 }
 
-func newDialers(d check.Dialer, target string, timeout time.Duration) *dialers {
-	return &dialers{dialer: d, target: target, timeout: timeout, jobs: make(chan dialJob)}
+// newDialers returns the dialers of cfg, which has its defaults: to
+// cfg.Target with cfg.Dialer, or on the host's network from cfg.Sources.
+func newDialers(cfg Config) *dialers {
+	d := cfg.Dialer
+	if d == nil {
+		d = hostDialer(cfg.Sources)
+	}
+	return &dialers{dialer: d, target: cfg.Target, timeout: cfg.DialTimeout, jobs: make(chan dialJob)}
 }
 
 // run starts n dialers in wg; they end with ctx.

@@ -38,15 +38,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	cfg = cfg.withDefaults()
-	dialer := cfg.Dialer
-	if dialer == nil {
-		dialer = hostDialer(cfg.Sources)
-	}
-	r := &run{
-		cfg:     cfg,
-		c:       newCounters(),
-		dialers: newDialers(dialer, cfg.Target, cfg.DialTimeout),
-	}
+	r := &run{cfg: cfg, c: newCounters(), dialers: newDialers(cfg)}
 	var err error
 	if r.header, err = cfg.header(); err != nil {
 		return Result{}, err
