@@ -191,7 +191,7 @@ for P in 8 32; do
 	if [[ -z "$connected" ]]; then
 		# A one-off server that never had its client would wait forever.
 		kill "$IPERF_PID" 2>/dev/null || true
-		echo "iperf3 found no server on 127.0.0.1:15201 within 10 s:" >&2
+		echo "iperf3's client failed 100 times against its server on 127.0.0.1:15201, the last with:" >&2
 		jq -r '.error' "$OUT/iperf3-$P.json" >&2
 		exit 1
 	fi

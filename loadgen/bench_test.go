@@ -9,9 +9,11 @@ import (
 	"github.com/tunnelprobe/tunnelprobe/loadgen/rate"
 )
 
-// BenchmarkRamp opens 1,000 loopback connections to a sink as fast as
-// possible in each op and reports the ramp's connect rate: the cost of the
-// load's own path from its schedule to an open connection. The flows are
+// BenchmarkRamp runs, in each op, a whole load of 1,000 loopback
+// connections to a sink, opened as fast as possible, and reports the
+// ramp's connect rate (over ramp_seconds): the cost of the load's own path
+// from its schedule to an open connection. B/op and allocs/op are the whole
+// run's, its start and stop included. The flows are
 // paced at 1 kbit/s in all, so that the op measures the ramp, not the
 // traffic. ci/bench-load.sh compares whole ramps, under greedy flows, with
 // ci/connref's plain dial loop.

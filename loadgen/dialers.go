@@ -25,6 +25,9 @@ type dialers struct {
 	target  string
 	timeout time.Duration
 	jobs    chan dialJob
+	// ended is the Done channel of the context the dialers run on: a dial
+	// asked for after they ended gets no dialer.
+	ended <-chan struct{}
 }
 
 type dialJob struct {
@@ -52,6 +55,7 @@ func newDialers(cfg Config) *dialers {
 
 // run starts n dialers in wg; they end with ctx.
 func (p *dialers) run(ctx context.Context, n int, wg *sync.WaitGroup) {
+	p.ended = ctx.Done()
 	for range n {
 		wg.Go(func() {
 			for {
@@ -74,9 +78,9 @@ func (p *dialers) dialOne(ctx context.Context) dialed {
 	return dialed{conn: c, err: err, latency: time.Since(start)}
 }
 
-// dial waits for a free dialer, unless ctx ends first, and returns what
-// its dial gave: a dialer that took the job always replies, once the dial
-// ends (within the timeout).
+// dial waits for a free dialer, unless ctx or the dialers end first, and
+// returns what its dial gave: a dialer that took the job always replies,
+// once the dial ends (within the timeout). Call it after run.
 func (p *dialers) dial(ctx context.Context) dialed {
 	reply := make(chan dialed, 1)
 	select {
@@ -84,5 +88,7 @@ func (p *dialers) dial(ctx context.Context) dialed {
 		return <-reply
 	case <-ctx.Done():
 		return dialed{err: ctx.Err()}
+	case <-p.ended:
+		return dialed{err: errStopped}
 	}
 }

@@ -14,9 +14,10 @@
 //     [MaxDialsInFlight] dials at a time. The ramp ends when every slot's
 //     first dial has ended. While it is behind its schedule (a dial more
 //     than 10 ms late, MaxDialsInFlight first dials pending, or the last
-//     dials started and not all ended; all along when as fast as
-//     possible), greedy connections park before their next read or write,
-//     so that the dials get the CPU.
+//     dial started and the first dials still ending; all along when as
+//     fast as possible), greedy connections park before their sink
+//     header, their next read or their next write, so that the dials get
+//     the CPU.
 //  2. Hold: for cfg.Duration, every connection carries its share of
 //     cfg.Rate in cfg.Direction, or as much as it can when Rate is 0. A
 //     connection that breaks is a disruption, and is redialled with
@@ -43,7 +44,7 @@
 //
 // Counters cover the whole run, ramp and stop included. BytesUp counts
 // bytes that Write accepted, BytesDown bytes read; headers are not payload.
-// Connect latency is the dial's own (not the wait for a dial slot). Probe
+// Connect latency is the dial's own (not the wait for a free dialer). Probe
 // latency is that of successful probes; failures are counted, not timed.
 // The series has one [Second] per wall-clock second, the first and the
 // last partial, and adds up to the totals; Open is counted by the run
@@ -59,8 +60,8 @@
 //
 // Run owns every goroutine it starts and waits for all of them before it
 // returns: one per connection slot (two per connection in Both), the
-// probe loop with at most one probe in flight, and the sampler that calls
-// cfg.OnSecond. It owns every connection it dials and closes them all,
+// dialers (at most MaxDialsInFlight), the probe loop with at most one
+// probe in flight, and the sampler that calls cfg.OnSecond. It owns every connection it dials and closes them all,
 // with a reset, before it returns. When ctx ends, Run stops within about
 // a second and returns the figures so far with Interrupted set. The
 // caller owns cfg.Dialer and cfg.Probe, which must honour their contexts;

@@ -113,7 +113,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // dial ended (not interrupted or out of time).
 //
 // The ramp: slot i starts at start + i*interval, a schedule that a slow
-// dial does not delay (dials run in the slots). A slot starts only with one
+// dial does not delay (a slot waits for its dial, the ramp does not). A slot starts only with one
 // of MaxDialsInFlight permits, which it keeps until its first connection
 // opens (or it gives up): goroutines follow connections opened, not
 // requested, however large Conns is. The ramp ends when every slot's first dial has ended, or
@@ -169,11 +169,7 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 		}
 		wg.Go(func() { r.slot(loadCtx, attempted, release) })
 	}
-	// Every slot has started, and the ramp is behind until their first
-	// dials have ended: the completions of the dials still in flight wait
-	// behind the greedy flows of the connections already open, and at
-	// 12,000 of them the last 250 dials once took over two seconds.
-	behind(true)
+	waitLastDials(rampCtx, rampDone, &pending, behind)
 	select {
 	case <-rampDone:
 	case <-rampCtx.Done():
@@ -191,6 +187,44 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 		return 0, false
 	}
 	return took, true
+}
+
+// tailQuiet is how long the last first dials of a ramp may go without one
+// of them ending before the ones left count as held by the path, not by
+// the machine: longer than TCP's first retransmission of a lost SYN (1 s).
+// Greedy flows released at once burst into loopback's backlog, which then
+// drops packets, the dials' SYNs among them: reopening the gate on a
+// shorter quiet, 100 ms, made the ramp's stalls more frequent.
+const tailQuiet = 1500 * time.Millisecond
+
+// waitLastDials returns once every slot's first dial has ended (done), ctx
+// has ended, or tailQuiet has passed without one of the pending ones
+// ending; until then the ramp is behind. Every slot has started: the
+// completions of the dials still in flight wait behind the greedy flows
+// of the connections already open (at 12,000 of them the last 250 dials
+// once took over two seconds), and end fast once those flows park. A dial
+// that the path holds (a lost SYN, a black hole) does not end sooner for
+// it, and the flows go on.
+func waitLastDials(ctx context.Context, done <-chan struct{}, pending *atomic.Int64, behind func(bool)) {
+	behind(true)
+	tick := time.NewTicker(rampLag)
+	defer tick.Stop()
+	last, since := pending.Load(), time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if p := pending.Load(); p != last {
+				last, since = p, now
+			} else if now.Sub(since) >= tailQuiet {
+				behind(false)
+				return
+			}
+		}
+	}
 }
 
 // result is the Result of a run from start to end whose final counters are

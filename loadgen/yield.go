@@ -22,8 +22,9 @@ var testHookParked func()
 // and the ramp's dials, like every goroutine, wait their turn behind them:
 // the ramp then opens a tenth of its connect rate or less. While the gate
 // is shut, each greedy flow parks before its next read or write, so that
-// the dials get the machine; it opens once the ramp has caught up (and
-// for good when the ramp is over). Paced flows do not stop: their rate is
+// the dials get the machine; it opens once the ramp has caught up, or
+// its last dials have stopped ending (see waitLastDials), and for good
+// when the ramp is over. Paced flows do not stop: their rate is
 // the experiment.
 //
 // The zero value is an open gate. It is safe for concurrent use.

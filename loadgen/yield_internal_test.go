@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -132,6 +133,73 @@ func TestGreedyYieldsToTheRampsLastDials(t *testing.T) {
 	}
 	if res.ConnsAchieved != 2 || res.BytesUp == 0 {
 		t.Errorf("opened %d of 2, wrote %d bytes: want both open and writing after the ramp", res.ConnsAchieved, res.BytesUp)
+	}
+}
+
+// A last dial that the path holds (it never ends on its own) does not stop
+// the greedy flows for the rest of its timeout: once the last dials have
+// stopped ending, the flows go on.
+func TestGreedyGoesOnPastAHeldLastDial(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var served sync.WaitGroup
+	served.Go(func() { _ = (&sink.Server{}).Serve(ctx, ln) })
+	defer func() { cancel(); served.Wait() }()
+
+	parked := make(chan struct{}, 1)
+	testHookParked = func() { notify(parked) }
+	defer func() { testHookParked = nil }()
+
+	payload := make(chan struct{}, 1)
+	var dials atomic.Int64
+	var wentOn atomic.Bool
+	var plain net.Dialer
+	dialer := check.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 1 {
+			c, err := plain.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &writeSignalConn{Conn: c, payload: payload}, nil
+		}
+		// The last dial is held: the open connection parks first, then
+		// must write again while the dial is still pending.
+		select {
+		case <-parked:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case <-payload: // written before it parked
+		default:
+		}
+		// It gives up well before the ramp's deadline, which would
+		// open the gate by itself.
+		giveUp := time.NewTimer(2*tailQuiet + time.Second)
+		defer giveUp.Stop()
+		select {
+		case <-payload:
+			wentOn.Store(true)
+		case <-giveUp.C:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("held by the path")
+	})
+	res, err := Run(context.Background(), Config{
+		Target: ln.Addr().String(), Dialer: dialer, Conns: 2, Ramp: 20 * time.Millisecond,
+		DialTimeout: 4*tailQuiet + time.Second, Duration: 50 * time.Millisecond, NoReconnect: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !wentOn.Load() {
+		t.Error("the open greedy connection stood still for the held last dial's whole timeout")
+	}
+	if res.ConnsAchieved != 1 {
+		t.Errorf("opened %d, want 1 (the other dial held)", res.ConnsAchieved)
 	}
 }
 
