@@ -61,8 +61,9 @@
 // Run owns every goroutine it starts and waits for all of them before it
 // returns: one per connection slot (two per connection in Both), the
 // dialers (at most MaxDialsInFlight), the probe loop with at most one
-// probe in flight, and the sampler that calls cfg.OnSecond. It owns every connection it dials and closes them all,
-// with a reset, before it returns. When ctx ends, Run stops within about
+// probe in flight, and the sampler that calls cfg.OnSecond. It owns every
+// connection it dials and closes them all, with a reset, before it
+// returns. When ctx ends, Run stops within about
 // a second and returns the figures so far with Interrupted set. The
 // caller owns cfg.Dialer and cfg.Probe, which must honour their contexts;
 // Run never closes them.

@@ -113,12 +113,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // dial ended (not interrupted or out of time).
 //
 // The ramp: slot i starts at start + i*interval, a schedule that a slow
-// dial does not delay (a slot waits for its dial, the ramp does not). A slot starts only with one
-// of MaxDialsInFlight permits, which it keeps until its first connection
-// opens (or it gives up): goroutines follow connections opened, not
-// requested, however large Conns is. The ramp ends when every slot's first dial has ended, or
-// DialTimeout after its schedule, whatever became of the slots not started
-// by then; the hold follows. While the ramp is behind its schedule, greedy
+// dial does not delay (a slot waits for its dial, the ramp does not). A
+// slot starts only with one of MaxDialsInFlight permits, which it keeps
+// until its first connection opens (or it gives up): goroutines follow
+// connections opened, not requested, however large Conns is. The ramp
+// ends when every slot's first dial has ended, or DialTimeout after its
+// schedule, whatever became of the slots not started by then; the hold
+// follows. While the ramp is behind its schedule, greedy
 // flows yield to it (see rampGate).
 func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, start time.Time) (time.Duration, bool) {
 	cfg := &r.cfg
@@ -193,8 +194,8 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 // of them ending before the ones left count as held by the path, not by
 // the machine: longer than TCP's first retransmission of a lost SYN (1 s).
 // Greedy flows released at once burst into loopback's backlog, which then
-// drops packets, the dials' SYNs among them: reopening the gate on a
-// shorter quiet, 100 ms, made the ramp's stalls more frequent.
+// drops packets, the dials' SYNs among them: reopening the gate after
+// 100 ms of quiet, two ramps of six stalled for a second or more.
 const tailQuiet = 1500 * time.Millisecond
 
 // waitLastDials returns once every slot's first dial has ended (done), ctx
