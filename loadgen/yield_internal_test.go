@@ -21,6 +21,29 @@ func notify(ch chan struct{}) {
 	}
 }
 
+// serveSink serves a sink on a loopback port until the test ends, and
+// returns its address.
+func serveSink(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var served sync.WaitGroup
+	served.Go(func() { _ = (&sink.Server{}).Serve(ctx, ln) })
+	t.Cleanup(func() { cancel(); served.Wait() })
+	return ln.Addr().String()
+}
+
+// watchParks returns a channel signalled each time a greedy flow parks at
+// a shut gate, until the test ends.
+func watchParks(t *testing.T) chan struct{} {
+	parked := make(chan struct{}, 1)
+	testHookParked = func() { notify(parked) }
+	t.Cleanup(func() { testHookParked = nil })
+	return parked
+}
+
 // writeSignalConn signals payload on every write, the sink header's too.
 type writeSignalConn struct {
 	net.Conn
@@ -36,18 +59,8 @@ func (c *writeSignalConn) Write(p []byte) (int, error) {
 // dial parks instead of starting its flow (not even its header, which sets
 // the sink to work), and writes once the ramp is over.
 func TestGreedyYieldsToRampBehind(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var served sync.WaitGroup
-	served.Go(func() { _ = (&sink.Server{}).Serve(ctx, ln) })
-	defer func() { cancel(); served.Wait() }()
-
-	parked := make(chan struct{}, 1)
-	testHookParked = func() { notify(parked) }
-	defer func() { testHookParked = nil }()
+	addr := serveSink(t)
+	parked := watchParks(t)
 
 	payload := make(chan struct{}, 1)
 	var dials atomic.Int64
@@ -72,7 +85,7 @@ func TestGreedyYieldsToRampBehind(t *testing.T) {
 		return plain.DialContext(ctx, network, addr)
 	})
 	res, err := Run(context.Background(), Config{
-		Target: ln.Addr().String(), Dialer: dialer, Conns: 2,
+		Target: addr, Dialer: dialer, Conns: 2,
 		Duration: 50 * time.Millisecond, NoReconnect: true,
 	})
 	if err != nil {
@@ -91,18 +104,8 @@ func TestGreedyYieldsToRampBehind(t *testing.T) {
 // already open parks, so that the completions of the last dials do not
 // wait behind its flow.
 func TestGreedyYieldsToTheRampsLastDials(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var served sync.WaitGroup
-	served.Go(func() { _ = (&sink.Server{}).Serve(ctx, ln) })
-	defer func() { cancel(); served.Wait() }()
-
-	parked := make(chan struct{}, 1)
-	testHookParked = func() { notify(parked) }
-	defer func() { testHookParked = nil }()
+	addr := serveSink(t)
+	parked := watchParks(t)
 
 	var dials atomic.Int64
 	var sawParked atomic.Bool
@@ -122,7 +125,7 @@ func TestGreedyYieldsToTheRampsLastDials(t *testing.T) {
 	})
 	// Two dials 10 ms apart: the second starts on time.
 	res, err := Run(context.Background(), Config{
-		Target: ln.Addr().String(), Dialer: dialer, Conns: 2, Ramp: 20 * time.Millisecond,
+		Target: addr, Dialer: dialer, Conns: 2, Ramp: 20 * time.Millisecond,
 		DialTimeout: 2 * time.Second, Duration: 50 * time.Millisecond, NoReconnect: true,
 	})
 	if err != nil {
@@ -140,18 +143,8 @@ func TestGreedyYieldsToTheRampsLastDials(t *testing.T) {
 // the greedy flows for the rest of its timeout: once the last dials have
 // stopped ending, the flows go on.
 func TestGreedyGoesOnPastAHeldLastDial(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var served sync.WaitGroup
-	served.Go(func() { _ = (&sink.Server{}).Serve(ctx, ln) })
-	defer func() { cancel(); served.Wait() }()
-
-	parked := make(chan struct{}, 1)
-	testHookParked = func() { notify(parked) }
-	defer func() { testHookParked = nil }()
+	addr := serveSink(t)
+	parked := watchParks(t)
 
 	payload := make(chan struct{}, 1)
 	var dials atomic.Int64
@@ -189,7 +182,7 @@ func TestGreedyGoesOnPastAHeldLastDial(t *testing.T) {
 		return nil, errors.New("held by the path")
 	})
 	res, err := Run(context.Background(), Config{
-		Target: ln.Addr().String(), Dialer: dialer, Conns: 2, Ramp: 20 * time.Millisecond,
+		Target: addr, Dialer: dialer, Conns: 2, Ramp: 20 * time.Millisecond,
 		DialTimeout: 4*tailQuiet + time.Second, Duration: 50 * time.Millisecond, NoReconnect: true,
 	})
 	if err != nil {
