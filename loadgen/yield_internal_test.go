@@ -44,6 +44,17 @@ func watchParks(t *testing.T) chan struct{} {
 	return parked
 }
 
+// dialSignalling dials addr and returns the connection wrapped to signal
+// payload on every write.
+func dialSignalling(ctx context.Context, addr string, payload chan struct{}) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &writeSignalConn{Conn: c, payload: payload}, nil
+}
+
 // writeSignalConn signals payload on every write, the sink header's too.
 type writeSignalConn struct {
 	net.Conn
@@ -68,11 +79,7 @@ func TestGreedyYieldsToRampBehind(t *testing.T) {
 	var plain net.Dialer
 	dialer := check.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if dials.Add(1) == 1 {
-			c, err := plain.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &writeSignalConn{Conn: c, payload: payload}, nil
+			return dialSignalling(ctx, addr, payload)
 		}
 		// The second dial is slow: the ramp is behind until it ends.
 		select {
@@ -149,14 +156,9 @@ func TestGreedyGoesOnPastAHeldLastDial(t *testing.T) {
 	payload := make(chan struct{}, 1)
 	var dials atomic.Int64
 	var wentOn atomic.Bool
-	var plain net.Dialer
 	dialer := check.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if dials.Add(1) == 1 {
-			c, err := plain.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &writeSignalConn{Conn: c, payload: payload}, nil
+			return dialSignalling(ctx, addr, payload)
 		}
 		// The last dial is held: the open connection parks first, then
 		// must write again while the dial is still pending.
