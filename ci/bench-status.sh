@@ -111,5 +111,10 @@ done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 # median K prints the median of column K of the ratios.
 median() { sort -n -k"$1" "$RATIOS" | awk -v k="$1" '{ v[NR] = $k } END { printf "%.3f", v[int((NR + 1) / 2)] }'; }
+# spread K prints the lowest and highest of column K: with five rounds or
+# more, the second lowest and second highest, so that one stalled round
+# does not set the interval.
+spread() { sort -n -k"$1" "$RATIOS" | awk -v k="$1" '{ v[NR] = $k } END { t = NR >= 5 ? 1 : 0; printf "%.3f-%.3f", v[1 + t], v[NR - t] }'; }
 echo "median rate ratio: text $(median 2)x, JSON $(median 3)x, bare with the same headers $(median 1)x (target: text and JSON at least 0.95x)"
+echo "rate ratio over the rounds ($( ((ROUNDS >= 5)) && echo "without the lowest and the highest" || echo "lowest to highest")): text $(spread 2), JSON $(spread 3), bare with the same headers $(spread 1)"
 echo "median CPU ratio (the bare handler's CPU per request over the endpoint's): text $(median 5)x, JSON $(median 6)x, bare with the same headers $(median 4)x"
