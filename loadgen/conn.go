@@ -31,44 +31,86 @@ var (
 	errStopped = errors.New("connection stopped")
 )
 
-// slot keeps one of the run's connections open until ctx ends: it dials,
-// carries traffic, and redials after a failed dial or a break unless
-// NoReconnect is set. It calls attempted once, after its first dial
-// attempt ended either way, and release once: when its first connection
-// opens, or when it ends without one (NoReconnect, or the run's end).
-func (r *run) slot(ctx context.Context, attempted, release func()) {
-	var b backoff
-	released := false
+// firstDialEnded takes the outcome of a slot's first dial, which the ramp
+// started on a dialer, and goes on with the slot (see slot) in wg: with
+// its connection, at once or, while the ramp is behind, once the gate
+// opens; after a failed dial, to dial again unless NoReconnect is set. It
+// calls attempted, and release once the slot has its first connection or
+// ended without one.
+func (r *run) firstDialEnded(ctx context.Context, wg *sync.WaitGroup, d dialed, attempted, release func()) {
+	conn, err := r.dialedConn(ctx, d)
+	if err == nil {
+		// Counted open before the ramp may end on attempted: the run's
+		// final reading must include this connection.
+		r.c.open.Add(1)
+		release()
+	}
+	attempted()
+	if err == nil {
+		start := func() { wg.Go(func() { r.slot(ctx, conn, nil) }) }
+		if r.cfg.dialInterval() > 0 {
+			// At a rate the gate opens and shuts as the ramp keeps up
+			// or falls behind: the flow starts now and parks there.
+			// Flows held and started together at every opening
+			// burst onto the target, whose accept queue then
+			// overflowed (a sink at 12,000 connects/s: 256 SYNs
+			// dropped, 1 s each, in three runs of three).
+			start()
+			return
+		}
+		// As fast as possible, the gate is shut until the last first
+		// dial ends: the flow's goroutine waits for it unmade.
+		r.gate.whenOpen(start)
+		return
+	}
+	if ctx.Err() != nil {
+		release() // a dial cut short by the run's end is no failure
+		return
+	}
+	r.c.dialFailed(err)
+	if r.cfg.NoReconnect {
+		release()
+		return
+	}
+	wg.Go(func() { r.slot(ctx, nil, release) })
+}
+
+// slot keeps one of the run's connections open until ctx ends: it carries
+// traffic on conn, and redials after a break or a failed dial (conn nil:
+// the first dial failed) unless NoReconnect is set. release, when not nil,
+// is called once: when a dial opens a connection, or when the slot ends
+// without one.
+func (r *run) slot(ctx context.Context, conn net.Conn, release func()) {
 	releaseOnce := func() {
-		if !released {
-			released = true
+		if release != nil {
 			release()
+			release = nil
 		}
 	}
 	defer releaseOnce()
-	for first := true; ; first = false {
-		conn, err := r.dial(ctx)
-		if err == nil {
-			// Counted open before the ramp may end on attempted: the
-			// run's final reading must include this connection.
+	var b backoff
+	for {
+		if conn == nil {
+			if !b.wait(ctx) {
+				return
+			}
+			var err error
+			if conn, err = r.dial(ctx); err != nil {
+				if ctx.Err() != nil {
+					return // a dial cut short by the run's end is no failure
+				}
+				r.c.dialFailed(err)
+				if r.cfg.NoReconnect {
+					return
+				}
+				continue
+			}
 			r.c.open.Add(1)
 			releaseOnce()
 		}
-		if first {
-			attempted()
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return // a dial cut short by the run's end is no failure
-			}
-			r.c.dialFailed(err)
-			if r.cfg.NoReconnect || !b.wait(ctx) {
-				return
-			}
-			continue
-		}
 		began := time.Now()
-		err = r.hold(ctx, conn)
+		err := r.hold(ctx, conn)
+		conn = nil
 		if err == nil {
 			return // the run ended
 		}
@@ -81,15 +123,17 @@ func (r *run) slot(ctx context.Context, attempted, release func()) {
 			// same one again.
 			b.reset()
 		}
-		if !b.wait(ctx) {
-			return
-		}
 	}
 }
 
 // dial opens a connection on one of the run's dialers.
 func (r *run) dial(ctx context.Context) (net.Conn, error) {
-	d := r.dialers.dial(ctx)
+	return r.dialedConn(ctx, r.dialers.dial(ctx))
+}
+
+// dialedConn returns d's connection, counting its latency, or why there is
+// none; a connection that opened after ctx ended is closed.
+func (r *run) dialedConn(ctx context.Context, d dialed) (net.Conn, error) {
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -30,9 +30,11 @@ type dialers struct {
 	ended <-chan struct{}
 }
 
+// dialJob is one dial and what to do with its outcome: then runs on the
+// dialer, so it must be quick (count, hand over, start a goroutine).
 type dialJob struct {
-	ctx   context.Context
-	reply chan<- dialed
+	ctx  context.Context
+	then func(dialed)
 }
 
 // dialed is the outcome of one dial, with its latency: the dial's own,
@@ -61,7 +63,7 @@ func (p *dialers) run(ctx context.Context, n int, wg *sync.WaitGroup) {
 			for {
 				select {
 				case j := <-p.jobs:
-					j.reply <- p.dialOne(j.ctx)
+					j.then(p.dialOne(j.ctx))
 				case <-ctx.Done():
 					return
 				}
@@ -78,17 +80,30 @@ func (p *dialers) dialOne(ctx context.Context) dialed {
 	return dialed{conn: c, err: err, latency: time.Since(start)}
 }
 
+// start hands a dial on dialCtx to a free dialer, which calls then with
+// its outcome once it ends (within the timeout); it waits for one until
+// waitCtx or the dialers end, and then reports false: then is never
+// called. Call it after run.
+func (p *dialers) start(waitCtx, dialCtx context.Context, then func(dialed)) bool {
+	select {
+	case p.jobs <- dialJob{dialCtx, then}:
+		return true
+	case <-waitCtx.Done():
+		return false
+	case <-p.ended:
+		return false
+	}
+}
+
 // dial waits for a free dialer, unless ctx or the dialers end first, and
-// returns what its dial gave: a dialer that took the job always replies,
-// once the dial ends (within the timeout). Call it after run.
+// returns what its dial gave. Call it after run.
 func (p *dialers) dial(ctx context.Context) dialed {
 	reply := make(chan dialed, 1)
-	select {
-	case p.jobs <- dialJob{ctx, reply}:
-		return <-reply
-	case <-ctx.Done():
-		return dialed{err: ctx.Err()}
-	case <-p.ended:
+	if !p.start(ctx, ctx, func(d dialed) { reply <- d }) {
+		if err := ctx.Err(); err != nil {
+			return dialed{err: err}
+		}
 		return dialed{err: errStopped}
 	}
+	return <-reply
 }

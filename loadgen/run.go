@@ -113,14 +113,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // dial ended (not interrupted or out of time).
 //
 // The ramp: slot i starts at start + i*interval, a schedule that a slow
-// dial does not delay (a slot waits for its dial, the ramp does not). A
+// dial does not delay (a dialer waits for the dial, the ramp does not). A
 // slot starts only with one of MaxDialsInFlight permits, which it keeps
-// until its first connection opens (or it gives up): goroutines follow
-// connections opened, not requested, however large Conns is. The ramp
-// ends when every slot's first dial has ended, or DialTimeout after its
-// schedule, whatever became of the slots not started by then; the hold
-// follows. While the ramp is behind its schedule, greedy
-// flows yield to it (see rampGate).
+// until its first connection opens (or it gives up). Its first dial runs
+// on a dialer, and the slot's goroutine starts with the connection (see
+// firstDialEnded): goroutines follow connections opened, not requested,
+// however large Conns is. The ramp ends when every slot's first dial has
+// ended, or DialTimeout after its schedule, whatever became of the slots
+// not started by then; the hold follows. While the ramp is behind its
+// schedule, greedy flows yield to it (see rampGate).
 func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, start time.Time) (time.Duration, bool) {
 	cfg := &r.cfg
 	rampDone := make(chan struct{})
@@ -168,7 +169,12 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 		if rampCtx.Err() != nil {
 			break
 		}
-		wg.Go(func() { r.slot(loadCtx, attempted, release) })
+		// The first dial needs no goroutine of the slot's own: the slot
+		// starts with its connection (see firstDialEnded).
+		if !r.dialers.start(rampCtx, loadCtx, func(d dialed) { r.firstDialEnded(loadCtx, wg, d, attempted, release) }) {
+			release()
+			break
+		}
 	}
 	waitLastDials(rampCtx, rampDone, &pending, behind)
 	select {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,6 +197,62 @@ func TestGreedyGoesOnPastAHeldLastDial(t *testing.T) {
 	}
 	if res.ConnsAchieved != 1 {
 		t.Errorf("opened %d, want 1 (the other dial held)", res.ConnsAchieved)
+	}
+}
+
+// In a ramp as fast as possible, a greedy connection that opened waits for
+// the ramp's last dial with no goroutine of its own, and starts its flow
+// once the ramp is over.
+func TestFastRampStartsNoFlowGoroutines(t *testing.T) {
+	addr := serveSink(t)
+	const conns = 8
+	held := make(chan struct{}, 1)
+	var heldCount atomic.Int64
+	testHookParked = func() { heldCount.Add(1); notify(held) }
+	t.Cleanup(func() { testHookParked = nil })
+
+	var dials atomic.Int64
+	slotsDuringRamp := -1
+	var plain net.Dialer
+	dialer := check.DialerFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == conns {
+			// The last dial ends once every other connection waits
+			// at the gate, when it counts their goroutines.
+			for heldCount.Load() < conns-1 {
+				select {
+				case <-held:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			slotsDuringRamp = goroutinesIn("loadgen.(*run).slot(")
+		}
+		return plain.DialContext(ctx, network, addr)
+	})
+	res, err := Run(context.Background(), Config{
+		Target: addr, Dialer: dialer, Conns: conns,
+		Duration: 50 * time.Millisecond, NoReconnect: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slotsDuringRamp != 0 {
+		t.Errorf("%d connections had a goroutine while the ramp's last dial was pending, want 0", slotsDuringRamp)
+	}
+	if res.ConnsAchieved != conns || res.BytesUp == 0 {
+		t.Errorf("opened %d of %d, wrote %d bytes: want all open and writing after the ramp", res.ConnsAchieved, conns, res.BytesUp)
+	}
+}
+
+// goroutinesIn counts the goroutines with fn on their stack.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), fn)
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
