@@ -33,8 +33,8 @@ var (
 
 // firstDialEnded takes the outcome of a slot's first dial, which the ramp
 // started on a dialer, and goes on with the slot (see slot) in wg: with
-// its connection, at once or, while the ramp is behind, once the gate
-// opens; after a failed dial, to dial again unless NoReconnect is set. It
+// its connection, at once or, in a greedy ramp as fast as possible, once
+// the gate opens; after a failed dial, to dial again unless NoReconnect is set. It
 // calls attempted, and release once the slot has its first connection or
 // ended without one.
 func (r *run) firstDialEnded(ctx context.Context, wg *sync.WaitGroup, d dialed, attempted, release func()) {
@@ -59,7 +59,8 @@ func (r *run) firstDialEnded(ctx context.Context, wg *sync.WaitGroup, d dialed, 
 			return
 		}
 		// As fast as possible, the gate is shut until the last first
-		// dial ends: the flow's goroutine waits for it unmade.
+		// dial ends (or waitLastDials gives up on it, or the ramp
+		// ends): the flow's goroutine waits for it unmade.
 		r.gate.whenOpen(start)
 		return
 	}
@@ -156,7 +157,7 @@ func (r *run) dialedConn(ctx context.Context, d dialed) (net.Conn, error) {
 // Up runs the writer here; Down the reader; Both the writer here and the
 // reader in a goroutine of its own, which hold waits for.
 func (r *run) hold(ctx context.Context, conn net.Conn) error {
-	defer r.c.open.Add(-1) // counted open by slot
+	defer r.c.open.Add(-1) // counted open by firstDialEnded or slot
 
 	// connCtx ends with the run or when the reader breaks; either ends a
 	// Write blocked on a full window at once. Bytes it did write are

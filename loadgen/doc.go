@@ -17,7 +17,8 @@
 //     dial started and the first dials still ending; all along when as
 //     fast as possible), greedy connections park before their sink
 //     header, their next read or their next write, so that the dials get
-//     the CPU.
+//     the CPU; as fast as possible, a connection's goroutine is not even
+//     started until the ramp has ended.
 //  2. Hold: for cfg.Duration, every connection carries its share of
 //     cfg.Rate in cfg.Direction, or as much as it can when Rate is 0. A
 //     connection that breaks is a disruption, and is redialled with
@@ -59,7 +60,8 @@
 // # Concurrency and ownership
 //
 // Run owns every goroutine it starts and waits for all of them before it
-// returns: one per connection slot (two per connection in Both), the
+// returns: one per open connection, or per slot redialling after a failed
+// first dial (two per connection in Both), the
 // dialers (at most MaxDialsInFlight), the probe loop with at most one
 // probe in flight, and the sampler that calls cfg.OnSecond. It owns every
 // connection it dials and closes them all, with a reset, before it
