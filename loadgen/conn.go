@@ -34,9 +34,9 @@ var (
 // firstDialEnded takes the outcome of a slot's first dial, which the ramp
 // started on a dialer, and goes on with the slot (see slot) in wg: with
 // its connection, at once or, in a greedy ramp as fast as possible, once
-// the gate opens; after a failed dial, to dial again unless NoReconnect is set. It
-// calls attempted, and release once the slot has its first connection or
-// ended without one.
+// the gate opens; after a failed dial, to dial again unless NoReconnect
+// is set. It calls attempted, and release once the slot has its first
+// connection or ended without one.
 func (r *run) firstDialEnded(ctx context.Context, wg *sync.WaitGroup, d dialed, attempted, release func()) {
 	conn, err := r.dialedConn(ctx, d)
 	if err == nil {
