@@ -114,12 +114,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 //
 // The ramp: slot i starts at start + i*interval, a schedule that a slow
 // dial does not delay (a dialer waits for the dial; the ramp waits only
-// when every dialer is busy). A
-// slot starts only with one of MaxDialsInFlight permits, which it keeps
-// until its first connection opens (or it gives up). Its first dial runs
-// on a dialer, and the slot's goroutine starts with the connection (see
-// firstDialEnded): goroutines follow connections opened, not requested,
-// however large Conns is. The ramp ends when every slot's first dial has
+// when every dialer is busy). A slot starts only with one of
+// MaxDialsInFlight permits, which it keeps until its first connection
+// opens (or it gives up). Its first dial runs on a dialer, and the slot's
+// goroutine starts with the connection (see firstDialEnded): goroutines
+// follow connections opened, not requested, however large Conns is. The ramp ends when every slot's first dial has
 // ended, or DialTimeout after its schedule, whatever became of the slots
 // not started by then; the hold follows. While the ramp is behind its
 // schedule, greedy flows yield to it (see rampGate).
@@ -171,11 +170,11 @@ func (r *run) rampAndHold(ctx, loadCtx context.Context, wg *sync.WaitGroup, star
 			break
 		}
 		// The first dial needs no goroutine of the slot's own: the slot
-		// starts with its connection (see firstDialEnded).
-		// When every dialer is busy (redials hold no permit), the ramp
-		// waits for one; if that makes it late, the next slot finds it
-		// behind. Marking it behind at every such wait, however short,
-		// cost 4% of the rate at 11,000/s (three runs each).
+		// starts with its connection (see firstDialEnded). When every
+		// dialer is busy (redials hold no permit), the ramp waits for
+		// one; if that makes it late, the next slot finds it behind.
+		// Marking it behind at every such wait, however short, cost 4%
+		// of the rate at 11,000/s (three runs each).
 		if !r.dialers.start(rampCtx, loadCtx, func(d dialed) { r.firstDialEnded(loadCtx, wg, d, attempted, release) }) {
 			release()
 			break
