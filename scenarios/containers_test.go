@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
@@ -371,57 +372,75 @@ func (e *ctrEnv) suite(ctx context.Context, t *testing.T, began time.Time) {
 	for _, name := range rep.Order {
 		c := rep.Configs[name]
 		cfg := env.spec.Configs[slices.Index(rep.Order, name)]
-		prevEnd, excused := 0.0, 0
-		for i, o := range c.Outages {
-			// A probe that cannot notice an outage (tcpSocket), or a
-			// schedule with no time to act, missing one is the result.
-			cannot := o.TooShort || cfg.Prober.Handler == handlerTCPSocket
-			// A restart or heal of the working tunnel just before can
-			// leave the container stopping, in its back-off and initial
-			// delay for the whole outage (a stop took 37 s on a loaded CI
-			// machine): the report shows that false action, as
-			// TestScenarioQuick allows. Missing one with no such action is
-			// a failure.
-			busy := slices.ContainsFunc(slices.Concat(c.Timeline.Restarts, c.Timeline.Heals), func(a Offset) bool {
-				return float64(a) >= prevEnd && float64(a) < o.Start
-			})
-			prevEnd = o.End
-			held := proberHeld(c.Timeline.Probes, o, cfg.Prober)
-			switch {
-			case !o.Detected && cannot:
-				t.Logf("%s did not act on outage %d (%s), as expected: %s", name, i+1, faults[i].name, missReason(o))
-			case !o.Detected && held > 0:
-				excused++
-				t.Logf("%s did not act on outage %d (%s): its prober was held, a probe taking %.1f s against its timeout, "+
-					"so the outage times the machine, not the health server", name, i+1, faults[i].name, held.Seconds())
-			case !o.Detected && busy:
-				t.Logf("%s did not act on outage %d (%s): it had restarted or healed the working tunnel just before, which the report counts",
-					name, i+1, faults[i].name)
-			case !o.Detected:
-				t.Errorf("%s did not detect outage %d (%s, %.0f-%.0f s): no restart or heal in the window",
-					name, i+1, faults[i].name, o.Start, o.End)
-			}
-		}
-		if excused > 1 {
-			t.Errorf("%s: %d outages found its prober held: too many to judge it", name, excused)
-		}
+		lab := labs[slices.Index(rep.Order, name)]
+		checkMisses(t, lab, cfg, c)
 		if name == "evidence" {
-			checkEvidenceBound(t, labs[slices.Index(rep.Order, name)], c)
+			checkEvidenceBound(t, lab, c)
 		}
 		if name == "evidence" || name == "compose" {
-			checkQuietBetweenFaults(t, labs[slices.Index(rep.Order, name)], rep.Spec, c)
+			checkQuietBetweenFaults(t, lab, rep.Spec, c)
 		}
 		if name == "compose" {
 			checkHealsRestore(t, rep.Spec, c)
 		}
 		if !c.OutageDetected {
-			t.Logf("%s: the health server's last log lines:\n%s", name, labs[slices.Index(rep.Order, name)].logs.lastLines())
+			t.Logf("%s: the health server's last log lines:\n%s", name, lab.logs.lastLines())
 		}
 		if c.ConnsAchieved == 0 {
 			t.Errorf("%s: the load opened no connection through %s (%s)", name, env.device(), c.LoadError)
 		}
 	}
 	t.Logf("container scenarios (%s) took %v in all", env.kind(), time.Since(began).Round(time.Second))
+}
+
+// checkMisses fails the test for each outage configuration c missed that
+// it should have acted on. A miss is the result where it cannot act (a
+// tcpSocket probe, a schedule with no time); it times the machine, not the
+// health server, where the prober was held or Docker applied the fault
+// late (one such outage per configuration); and it follows from a restart
+// or heal of the working tunnel just before, which the report counts.
+func checkMisses(t testing.TB, lab *ctrLab, cfg ConfigSpec, c ConfigReport) {
+	t.Helper()
+	prevEnd, excused := 0.0, 0
+	for i, o := range c.Outages {
+		// A probe that cannot notice an outage (tcpSocket), or a
+		// schedule with no time to act, missing one is the result.
+		cannot := o.TooShort || cfg.Prober.Handler == handlerTCPSocket
+		// A restart or heal of the working tunnel just before can leave
+		// the container stopping, in its back-off and initial delay for
+		// the whole outage (a stop took 37 s on a loaded CI machine): the
+		// report shows that false action, as TestScenarioQuick allows.
+		busy := slices.ContainsFunc(slices.Concat(c.Timeline.Restarts, c.Timeline.Heals), func(a Offset) bool {
+			return float64(a) >= prevEnd && float64(a) < o.Start
+		})
+		prevEnd = o.End
+		if o.Detected {
+			continue
+		}
+		held := proberHeld(c.Timeline.Probes, o, cfg.Prober)
+		inPlace, applied := lab.faultInPlace(i, o)
+		switch {
+		case cannot:
+			t.Logf("%s did not act on outage %d (%s), as expected: %s", cfg.Name, i+1, faults[i].name, missReason(o))
+		case held > 0:
+			excused++
+			t.Logf("%s did not act on outage %d (%s): its prober was held, a probe taking %.1f s against its timeout, "+
+				"so the outage times the machine, not the health server", cfg.Name, i+1, faults[i].name, held.Seconds())
+		case applied && inPlace < faultShortestInPlace:
+			excused++
+			t.Logf("%s did not act on outage %d (%s): Docker had it in place only for the last %.1f s of its %v, "+
+				"so the outage times Docker on a busy machine, not the health server", cfg.Name, i+1, faults[i].name, inPlace.Seconds(), ctrWindow)
+		case busy:
+			t.Logf("%s did not act on outage %d (%s): it had restarted or healed the working tunnel just before, which the report counts",
+				cfg.Name, i+1, faults[i].name)
+		default:
+			t.Errorf("%s did not detect outage %d (%s, %.0f-%.0f s): no restart or heal in the window; %s\n%s",
+				cfg.Name, i+1, faults[i].name, o.Start, o.End, lab.faultTiming(i, o), inWindow(c.Timeline, o))
+		}
+	}
+	if excused > 1 {
+		t.Errorf("%s: %d outages found its prober held or their fault late: too many to judge it", cfg.Name, excused)
+	}
 }
 
 // evidenceDetects is the bound the README claims for the evidence
@@ -491,6 +510,80 @@ func proberHeld(probes []ProbeMark, o OutageReport, p ProberSpec) time.Duration 
 		}
 	}
 	return longest
+}
+
+// faultShortestInPlace is the least of its window a fault must have been in
+// place for a miss to be judged: the slowest configurations the suite
+// expects to detect (a kubelet probing every 5 s, failureThreshold 3)
+// took up to 19 s from an outage's start. Docker can put a fault in place
+// that late: a pause of eleven containers, beside the in-process suites,
+// returned 20 s after it was asked for in a passing CI run.
+const faultShortestInPlace = ctrWindow / 2
+
+// faultInPlace returns how long fault i was in place for l before its
+// undoing began at the end of outage o, from when Docker had applied it,
+// and whether it was applied at all.
+func (l *ctrLab) faultInPlace(i int, o OutageReport) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i >= len(l.applied) {
+		return 0, false
+	}
+	return time.Duration(o.End*float64(time.Second)) - l.applied[i], true
+}
+
+// faultTiming says when Docker had fault i in place for l and had undone
+// it, against outage o's schedule.
+func (l *ctrLab) faultTiming(i int, o OutageReport) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "the fault was ")
+	if i < len(l.applied) {
+		fmt.Fprintf(&b, "in place %.1f s after its start", l.applied[i].Seconds()-o.Start)
+	} else {
+		fmt.Fprintf(&b, "never reported in place")
+	}
+	if i < len(l.undone) {
+		fmt.Fprintf(&b, ", undone %.1f s after its end", l.undone[i].Seconds()-o.End)
+	}
+	return b.String()
+}
+
+// inWindow sums up what the prober and the health server saw in outage o:
+// the probes passed and failed and the slowest, the checks passed and
+// failed by what decided them.
+func inWindow(tl Timeline, o OutageReport) string {
+	in := func(at Offset) bool { return float64(at) >= o.Start && float64(at) < o.End }
+	passed, failed, slowest := 0, 0, 0.0
+	for _, p := range tl.Probes {
+		if !in(p.At) {
+			continue
+		}
+		if p.Passed {
+			passed++
+		} else {
+			failed++
+		}
+		slowest = max(slowest, p.Latency)
+	}
+	checks := map[string]int{}
+	for _, c := range tl.Checks {
+		if !in(c.At) {
+			continue
+		}
+		outcome := "failed"
+		if c.Passed {
+			outcome = "passed"
+		}
+		checks[cmp.Or(c.DecidedBy, "active")+" "+outcome]++
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(checks)) {
+		parts = append(parts, fmt.Sprintf("%d %s", checks[k], k))
+	}
+	return fmt.Sprintf("in the window: probes %d passed, %d failed, the slowest %.1f s; checks %s",
+		passed, failed, slowest/1000, cmp.Or(strings.Join(parts, ", "), "none"))
 }
 
 // recovery is how long after a fault ends a restart or heal is still put
