@@ -158,10 +158,12 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 		return cliflag.ExitCode(stderr, name, err)
 	}
 	defer stopMetrics()
+	stopped := ctx // Ctrl-C or SIGTERM; the path's context also ends with the path
 	pathCtx, dialer, closePath, err := f.openPath(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return 0 // interrupted while the lab started: nothing measured, nothing failed
+		if stopped.Err() != nil {
+			fmt.Fprintf(stderr, "%s: interrupted while the lab started, nothing measured\n", name)
+			return cliflag.ExitInterrupted
 		}
 		return cliflag.ExitCode(stderr, name, err)
 	}
@@ -189,7 +191,12 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	if err == nil && ctx.Err() == nil {
 		err = loadgen.CheckOpened(results)
 	}
-	return cliflag.ExitCode(stderr, name, errors.Join(err, closePath()))
+	if err = errors.Join(err, closePath()); err == nil && stopped.Err() != nil {
+		// What was measured is written; a script must not take the
+		// cut-short run for a whole one.
+		return cliflag.ExitInterrupted
+	}
+	return cliflag.ExitCode(stderr, name, err)
 }
 
 // newSweep returns the levels the flags ask for, run in this process

@@ -201,7 +201,8 @@ func TestLoadSweep(t *testing.T) {
 }
 
 // TestLoadInterrupt stops runs mid-way, as Ctrl-C does, and checks that
-// they return promptly and still write their report.
+// they return promptly, still write their report and exit 130, as an
+// interrupted scenario does.
 func TestLoadInterrupt(t *testing.T) {
 	t.Parallel()
 	for _, procs := range []string{"1", "2"} {
@@ -232,14 +233,27 @@ func TestLoadInterrupt(t *testing.T) {
 			if d > 30*time.Second {
 				t.Errorf("took %v to stop: it ran on after the interrupt", d)
 			}
-			if code != 0 {
-				t.Errorf("exit %d after an interrupt, want 0; stderr:\n%s", code, errb)
+			if code != cliflag.ExitInterrupted {
+				t.Errorf("exit %d after an interrupt, want %d; stderr:\n%s", code, cliflag.ExitInterrupted, errb)
 			}
 			_, rep := readReport(t, jsonFile)
 			if rep.Result == nil || !rep.Interrupted {
 				t.Errorf("report %+v, want interrupted", rep.Result)
 			}
 		})
+	}
+}
+
+// A Ctrl-C while the lab starts stops the run before it measured anything:
+// exit 130 saying so, not 0, which a script would take for a whole run.
+func TestLoadInterruptedWhileTheLabStartsExits130(t *testing.T) {
+	t.Parallel()
+	ctx, stop := context.WithCancel(t.Context())
+	stop()
+	var stdout, stderr bytes.Buffer
+	code := loadCommand(ctx, []string{"--lab", "--conns", "2", "--duration", "10s"}, noEnv, &stdout, &stderr)
+	if code != cliflag.ExitInterrupted || !strings.Contains(stderr.String(), "interrupted while the lab started") {
+		t.Errorf("exit %d, want %d saying it was interrupted\nstdout:\n%s\nstderr:\n%s", code, cliflag.ExitInterrupted, stdout.String(), stderr.String())
 	}
 }
 

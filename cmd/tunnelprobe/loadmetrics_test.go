@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/loadgen"
 )
 
@@ -131,8 +132,8 @@ func TestLoadCommandMetrics(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 	cancel() // stop the run: an interrupt
-	if code := <-done; code != 0 {
-		t.Errorf("exit %d after an interrupt, want 0; stderr:\n%s", code, stderr)
+	if code := <-done; code != cliflag.ExitInterrupted {
+		t.Errorf("exit %d after an interrupt, want %d; stderr:\n%s", code, cliflag.ExitInterrupted, stderr)
 	}
 	for _, line := range []string{"tunnelprobe_load_connections_target 5", "tunnelprobe_load_connections_open 5", "tunnelprobe_load_connects_total 5"} {
 		if !strings.Contains(string(body), "\n"+line+"\n") {

@@ -8,8 +8,8 @@
 // for the others (TUNNELPROBE_LOAD_RATE); a flag on the command line wins.
 //
 // Exit codes: 0 success, 1 the run failed, 2 bad usage or a refused input
-// file, 130 a scenario stopped by Ctrl-C or SIGTERM (after writing what it
-// measured).
+// file, 130 a scenario or load stopped by Ctrl-C or SIGTERM (after writing
+// what it measured).
 package main
 
 import (

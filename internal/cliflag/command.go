@@ -79,9 +79,9 @@ func UsageError(w io.Writer, command string, err error) int {
 	return 2
 }
 
-// ExitInterrupted is the exit code of a scenario run (one or a matrix)
-// stopped by Ctrl-C or SIGTERM before its end, after it wrote what it had
-// measured, if anything:
+// ExitInterrupted is the exit code of a scenario run (one or a matrix) or
+// a load stopped by Ctrl-C or SIGTERM before its end, after it wrote what
+// it had measured, if anything:
 // the shell's 128+SIGINT, so that a script or CI job never takes a cut-short
 // run for a passing one.
 const ExitInterrupted = 130

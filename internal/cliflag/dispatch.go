@@ -55,5 +55,5 @@ func listCommands(w io.Writer, binary string, commands []Command) {
 		"%[2]s<COMMAND>_<FLAG> for the others (dashes as underscores: %[2]sLAB_LINK_RATE sets\n"+
 		"lab link's --rate), so that a name means one thing; each --help shows them.\n"+
 		"Exit codes: 0 success, 1 the run failed, 2 bad usage or a refused input file,\n"+
-		"130 a scenario stopped by Ctrl-C or SIGTERM (after writing what it measured).\n", binary, EnvPrefix, bareEnvCommand)
+		"130 a scenario or load stopped by Ctrl-C or SIGTERM (after writing what it measured).\n", binary, EnvPrefix, bareEnvCommand)
 }
