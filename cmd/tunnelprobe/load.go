@@ -182,6 +182,20 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	}
 	showLevels(&sweep, metrics, f.delivered, terminal, stdout, stderr)
 	results, err := sweep.Run(ctx)
+	err = f.writeResults(ctx, results, err, stdout)
+	if err = errors.Join(err, closePath()); err == nil && stopped.Err() != nil {
+		// What was measured is written; a script must not take the
+		// cut-short run for a whole one.
+		return cliflag.ExitInterrupted
+	}
+	return cliflag.ExitCode(stderr, name, err)
+}
+
+// writeResults writes what the run measured, results, which it ended with
+// runErr: the sweep's table and the --json and --plot files. A run that
+// went to its end and opened no connection fails.
+func (f *loadFlags) writeResults(ctx context.Context, results []loadgen.Result, runErr error, stdout io.Writer) error {
+	err := runErr
 	if len(f.sweep) > 1 && len(results) > 0 {
 		err = errors.Join(err, loadgen.WriteSweepTable(stdout, results))
 	}
@@ -191,12 +205,7 @@ func loadCommand(ctx context.Context, args []string, getenv func(string) string,
 	if err == nil && ctx.Err() == nil {
 		err = loadgen.CheckOpened(results)
 	}
-	if err = errors.Join(err, closePath()); err == nil && stopped.Err() != nil {
-		// What was measured is written; a script must not take the
-		// cut-short run for a whole one.
-		return cliflag.ExitInterrupted
-	}
-	return cliflag.ExitCode(stderr, name, err)
+	return err
 }
 
 // newSweep returns the levels the flags ask for, run in this process

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tunnelprobe/tunnelprobe/harness"
+	"github.com/tunnelprobe/tunnelprobe/internal/cliflag"
 	"github.com/tunnelprobe/tunnelprobe/internal/netnstest"
 )
 
@@ -87,15 +88,17 @@ func TestLabOpenVPNInterruptedWhileStartingIsQuiet(t *testing.T) {
 	}
 }
 
-// So is a load through an OpenVPN lab interrupted while the lab starts.
-func TestLoadOpenVPNInterruptedWhileStartingIsQuiet(t *testing.T) {
+// A load through an OpenVPN lab interrupted while the lab starts says
+// only that, and exits 130 as any interrupted load does: no error of the
+// lab's half-started openvpn.
+func TestLoadOpenVPNInterruptedWhileStartingSaysOnlyThat(t *testing.T) {
 	if err := harness.OpenVPNAvailable(""); err != nil {
 		netnstest.Unavailable(t, "%v", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	code, _, stderr := runLoadCommand(t, ctx, "--lab", "--tunnel", "openvpn", "--conns", "4", "--duration", "5s")
-	if code != 0 || stderr != "" {
-		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	if want := "tunnelprobe load: interrupted while the lab started, nothing measured\n"; code != cliflag.ExitInterrupted || stderr != want {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, cliflag.ExitInterrupted, want)
 	}
 }
