@@ -43,11 +43,12 @@ func TestCheckMissesJudgesTheFaultAsDockerAppliedIt(t *testing.T) {
 		},
 	}
 	for _, tc := range []struct {
-		name    string
-		outages []OutageReport
-		applied []time.Duration
-		errs    int      // how many errors
-		holds   []string // what they hold between them
+		name     string
+		outages  []OutageReport
+		applied  []time.Duration
+		restarts []Offset
+		errs     int      // how many errors
+		holds    []string // what they hold between them
 	}{
 		{
 			name:    "missed, in place late",
@@ -76,6 +77,14 @@ func TestCheckMissesJudgesTheFaultAsDockerAppliedIt(t *testing.T) {
 			holds:   []string{"2 outages found its prober held or their fault late: too many to judge it"},
 		},
 		{
+			// A restart just before explains the second miss and uses up
+			// no excuse: the first one's late fault is still the only one.
+			name:     "missed after a restart, in place late",
+			outages:  []OutageReport{outage(45, false), outage(135, false)},
+			applied:  []time.Duration{at(45 + 25), at(135 + 30)},
+			restarts: []Offset{100},
+		},
+		{
 			name:    "detected, in place late",
 			outages: []OutageReport{outage(45, true)},
 			applied: []time.Duration{at(45 + 39)},
@@ -83,6 +92,8 @@ func TestCheckMissesJudgesTheFaultAsDockerAppliedIt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &judgeTB{}
+			tl := tl
+			tl.Restarts = tc.restarts
 			checkMisses(rec, &ctrLab{applied: tc.applied}, cfg, ConfigReport{Outages: tc.outages, Timeline: tl})
 			if len(rec.errors) != tc.errs {
 				t.Fatalf("errors %q, want %d", rec.errors, tc.errs)
