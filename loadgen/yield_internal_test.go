@@ -46,6 +46,26 @@ func watchParks(t *testing.T) chan struct{} {
 	return parked
 }
 
+// watchHeld counts, until the test ends, the greedy flows parked and the
+// starts held at a shut gate, and returns a wait for n of them in all,
+// which ends early with ctx.
+func watchHeld(t *testing.T) func(ctx context.Context, n int64) error {
+	held := make(chan struct{}, 1)
+	var count atomic.Int64
+	testHookParked = func() { count.Add(1); notify(held) }
+	t.Cleanup(func() { testHookParked = nil })
+	return func(ctx context.Context, n int64) error {
+		for count.Load() < n {
+			select {
+			case <-held:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+}
+
 // dialSignalling dials addr and returns the connection wrapped to signal
 // payload on every write.
 func dialSignalling(ctx context.Context, addr string, payload chan struct{}) (net.Conn, error) {
@@ -206,11 +226,7 @@ func TestGreedyGoesOnPastAHeldLastDial(t *testing.T) {
 func TestFastRampStartsNoFlowGoroutines(t *testing.T) {
 	addr := serveSink(t)
 	const conns = 8
-	held := make(chan struct{}, 1)
-	var heldCount atomic.Int64
-	testHookParked = func() { heldCount.Add(1); notify(held) }
-	t.Cleanup(func() { testHookParked = nil })
-
+	waitHeld := watchHeld(t)
 	var dials atomic.Int64
 	slotsDuringRamp := -1
 	var plain net.Dialer
@@ -218,12 +234,8 @@ func TestFastRampStartsNoFlowGoroutines(t *testing.T) {
 		if dials.Add(1) == conns {
 			// The last dial ends once every other connection waits
 			// at the gate, when it counts their goroutines.
-			for heldCount.Load() < conns-1 {
-				select {
-				case <-held:
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
+			if err := waitHeld(ctx, conns-1); err != nil {
+				return nil, err
 			}
 			slotsDuringRamp = goroutinesIn("loadgen.(*run).slot(")
 		}
@@ -242,6 +254,68 @@ func TestFastRampStartsNoFlowGoroutines(t *testing.T) {
 	if res.ConnsAchieved != conns || res.BytesUp == 0 {
 		t.Errorf("opened %d of %d, wrote %d bytes: want all open and writing after the ramp", res.ConnsAchieved, conns, res.BytesUp)
 	}
+}
+
+// A ramp as fast as possible interrupted while its connections wait at the
+// gate, unstarted, for a last dial that never ends: Run returns, marked
+// interrupted, with every connection it opened closed (and, by TestMain's
+// goleak, no goroutine left behind).
+func TestFastRampInterruptedWhileStartsAreHeld(t *testing.T) {
+	addr := serveSink(t)
+	const conns = 8
+	waitHeld := watchHeld(t)
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	var dials atomic.Int64
+	var mu sync.Mutex
+	var opened []*closeTrackingConn
+	var plain net.Dialer
+	dialer := check.DialerFunc(func(dctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == conns {
+			// The last dial: once every other connection is held,
+			// the Ctrl-C; the dial itself ends only with the run.
+			if err := waitHeld(dctx, conns-1); err != nil {
+				return nil, err
+			}
+			interrupt()
+			<-dctx.Done()
+			return nil, dctx.Err()
+		}
+		c, err := plain.DialContext(dctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := &closeTrackingConn{Conn: c}
+		mu.Lock()
+		opened = append(opened, tc)
+		mu.Unlock()
+		return tc, nil
+	})
+	res, err := Run(ctx, Config{Target: addr, Dialer: dialer, Conns: conns, Duration: time.Minute, NoReconnect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.ConnsAchieved != conns-1 {
+		t.Errorf("interrupted %v, opened %d: want interrupted with %d open", res.Interrupted, res.ConnsAchieved, conns-1)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, c := range opened {
+		if !c.closed.Load() {
+			t.Errorf("connection %d of %d left open after Run returned", i+1, len(opened))
+		}
+	}
+}
+
+// closeTrackingConn records that it was closed.
+type closeTrackingConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *closeTrackingConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
 }
 
 // goroutinesIn counts the goroutines with fn on their stack.
