@@ -369,10 +369,8 @@ func (e *ctrEnv) suite(ctx context.Context, t *testing.T, began time.Time) {
 		checkSidecarFollows(ctx, t, l, rep)
 	}
 
-	for _, name := range rep.Order {
-		c := rep.Configs[name]
-		cfg := env.spec.Configs[slices.Index(rep.Order, name)]
-		lab := labs[slices.Index(rep.Order, name)]
+	for i, name := range rep.Order { // the labs' order
+		c, cfg, lab := rep.Configs[name], env.spec.Configs[i], labs[i]
 		checkMisses(t, lab, cfg, c)
 		if name == "evidence" {
 			checkEvidenceBound(t, lab, c)
@@ -401,6 +399,7 @@ func (e *ctrEnv) suite(ctx context.Context, t *testing.T, began time.Time) {
 // or heal of the working tunnel just before, which the report counts.
 func checkMisses(t testing.TB, lab *ctrLab, cfg ConfigSpec, c ConfigReport) {
 	t.Helper()
+	applied, undone := lab.faultTimes()
 	prevEnd, excused := 0.0, 0
 	for i, o := range c.Outages {
 		// A probe that cannot notice an outage (tcpSocket), or a
@@ -418,7 +417,7 @@ func checkMisses(t testing.TB, lab *ctrLab, cfg ConfigSpec, c ConfigReport) {
 			continue
 		}
 		held := proberHeld(c.Timeline.Probes, o, cfg.Prober)
-		inPlace, applied := lab.faultInPlace(i, o)
+		inPlace, inTime := faultInPlace(applied, i, o)
 		switch {
 		case cannot:
 			t.Logf("%s did not act on outage %d (%s), as expected: %s", cfg.Name, i+1, faults[i].name, missReason(o))
@@ -429,13 +428,13 @@ func checkMisses(t testing.TB, lab *ctrLab, cfg ConfigSpec, c ConfigReport) {
 		case busy:
 			t.Logf("%s did not act on outage %d (%s): it had restarted or healed the working tunnel just before, which the report counts",
 				cfg.Name, i+1, faults[i].name)
-		case applied && inPlace < faultShortestInPlace:
+		case inTime && inPlace < faultShortestInPlace:
 			excused++
 			t.Logf("%s did not act on outage %d (%s): Docker had it in place only for the last %.1f s of its %v, "+
 				"so the outage times Docker on a busy machine, not the health server", cfg.Name, i+1, faults[i].name, max(inPlace, 0).Seconds(), ctrWindow)
 		default:
 			t.Errorf("%s did not detect outage %d (%s, %.0f-%.0f s): no restart or heal in the window; %s\n%s",
-				cfg.Name, i+1, faults[i].name, o.Start, o.End, lab.faultTiming(i, o), inWindow(c.Timeline, o))
+				cfg.Name, i+1, faults[i].name, o.Start, o.End, faultTiming(applied, undone, i, o), inWindow(c.Timeline, o))
 		}
 	}
 	if excused > 1 {
@@ -465,9 +464,7 @@ func checkEvidenceBound(t *testing.T, l *ctrLab, c ConfigReport) {
 	if c.FalseRestarts != 0 || c.FalseHeals != 0 {
 		t.Errorf("evidence restarted the working tunnel %d times and healed it %d times, want none", c.FalseRestarts, c.FalseHeals)
 	}
-	l.mu.Lock()
-	applied := slices.Clone(l.applied)
-	l.mu.Unlock()
+	applied, _ := l.faultTimes()
 	judged, detected := 0, 0
 	for i, o := range c.Outages {
 		if i >= len(applied) || o.DetectionSeconds == nil {
@@ -520,32 +517,36 @@ func proberHeld(probes []ProbeMark, o OutageReport, p ProberSpec) time.Duration 
 // returned 20 s after it was asked for in a passing CI run.
 const faultShortestInPlace = ctrWindow / 2
 
-// faultInPlace returns how long fault i was in place for l before its
-// undoing began at the end of outage o, from when Docker had applied it,
-// and whether it was applied at all.
-func (l *ctrLab) faultInPlace(i int, o OutageReport) (time.Duration, bool) {
+// faultTimes returns when each fault was in place and when each was
+// undone for l so far, from the run's start.
+func (l *ctrLab) faultTimes() (applied, undone []time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if i >= len(l.applied) {
-		return 0, false
-	}
-	return time.Duration(o.End*float64(time.Second)) - l.applied[i], true
+	return slices.Clone(l.applied), slices.Clone(l.undone)
 }
 
-// faultTiming says when Docker had fault i in place for l and had undone
-// it, against outage o's schedule.
-func (l *ctrLab) faultTiming(i int, o OutageReport) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var b strings.Builder
-	fmt.Fprintf(&b, "the fault was ")
-	if i < len(l.applied) {
-		fmt.Fprintf(&b, "in place %.1f s after its start", l.applied[i].Seconds()-o.Start)
-	} else {
-		fmt.Fprintf(&b, "never reported in place")
+// faultInPlace returns how long fault i was in place before its undoing
+// began at the end of outage o, from when Docker had applied it (applied,
+// see faultTimes), and whether it was applied at all.
+func faultInPlace(applied []time.Duration, i int, o OutageReport) (time.Duration, bool) {
+	if i >= len(applied) {
+		return 0, false
 	}
-	if i < len(l.undone) {
-		fmt.Fprintf(&b, ", undone %.1f s after its end", l.undone[i].Seconds()-o.End)
+	return time.Duration(o.End*float64(time.Second)) - applied[i], true
+}
+
+// faultTiming says when Docker had fault i in place and had undone it
+// (see faultTimes), against outage o's schedule.
+func faultTiming(applied, undone []time.Duration, i int, o OutageReport) string {
+	var b strings.Builder
+	b.WriteString("the fault was ")
+	if i < len(applied) {
+		fmt.Fprintf(&b, "in place %.1f s after its start", applied[i].Seconds()-o.Start)
+	} else {
+		b.WriteString("never reported in place")
+	}
+	if i < len(undone) {
+		fmt.Fprintf(&b, ", undone %.1f s after its end", undone[i].Seconds()-o.End)
 	}
 	return b.String()
 }
@@ -597,9 +598,7 @@ const recovery = evidenceDetects
 // phase before the first.
 func checkQuietBetweenFaults(t *testing.T, l *ctrLab, spec Spec, c ConfigReport) {
 	t.Helper()
-	l.mu.Lock()
-	undone := slices.Clone(l.undone)
-	l.mu.Unlock()
+	_, undone := l.faultTimes()
 	for _, a := range slices.Concat(c.Timeline.Restarts, c.Timeline.Heals) {
 		for i := range spec.Link.Outages {
 			end, next := afterFault(spec, i)
