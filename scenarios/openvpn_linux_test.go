@@ -49,8 +49,8 @@ func TestRunOpenVPNEvidence(t *testing.T) {
 			if ev.Failed != "" {
 				t.Fatalf("not measured: %s", ev.Failed)
 			}
-			t.Logf("%s: false restarts %d, false heals %d, utilisation %.2f, conns %d",
-				transport, ev.FalseRestarts, ev.FalseHeals, ev.Utilisation, ev.ConnsAchieved)
+			t.Logf("%s: false restarts %d, false heals %d, utilisation %s, conns %d",
+				transport, ev.FalseRestarts, ev.FalseHeals, fmtShare(ev.Utilisation), ev.ConnsAchieved)
 			for _, o := range ev.Outages {
 				t.Logf("outage %s at %.0fs: detected in %s", o.Direction, o.Start, seconds(o.DetectionSeconds))
 			}

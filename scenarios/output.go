@@ -32,10 +32,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			detected = "yes"
 			detection = fmt.Sprintf("%.1fs", *c.DetectionSeconds)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%.0f%%\t%s\t%s\t%d\t%.0f%%\t\n",
+		var passed *float64 // no probe while the link worked: not measured
+		if c.Probes > 0 {
+			passed = &c.ProbeSuccessRatio
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t\n",
 			name, c.FalseRestarts, c.FalseHeals, detected, detection, c.Flaps,
-			100*c.ProbeSuccessRatio, fmtMS(c.CheckLatencyMS.P50), fmtMS(c.CheckLatencyMS.P99),
-			c.BrokenConnections, 100*c.Utilisation)
+			fmtShare(passed), fmtMS(c.CheckLatencyMS.P50), fmtMS(c.CheckLatencyMS.P99),
+			c.BrokenConnections, fmtShare(c.Utilisation))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -49,6 +53,15 @@ func fmtMS(v float64) string {
 		return fmt.Sprintf("%.2fs", v/1000)
 	}
 	return fmt.Sprintf("%.0fms", v)
+}
+
+// fmtShare prints a measured share as a percentage, and one that was not
+// measured as "n/m".
+func fmtShare(v *float64) string {
+	if v == nil {
+		return "n/m"
+	}
+	return fmt.Sprintf("%.0f%%", 100**v)
 }
 
 // WriteJSON writes the report as indented JSON to w.

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,12 +44,18 @@ const ProofGapMin = time.Second
 type Offset float64
 
 // ProbeMark is one probe: when it started, how long it took, whether it
-// passed.
+// passed, and for a failed one what it got.
 type ProbeMark struct {
 	At      Offset  `json:"at"`
 	Latency float64 `json:"latency_ms"`
 	Passed  bool    `json:"passed"`
+	// Reason is a failed probe's status and error ("503", "dial tcp ...:
+	// i/o timeout"), cut to maxReason bytes.
+	Reason string `json:"reason,omitempty"`
 }
+
+// maxReason bounds ProbeMark.Reason.
+const maxReason = 120
 
 // CheckMark is one executed check of the health server.
 type CheckMark struct {
@@ -94,7 +102,31 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func (r *recorder) probe(p prober.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.tl.Probes = append(r.tl.Probes, ProbeMark{At: r.at(p.Start), Latency: ms(p.Duration), Passed: p.Outcome.Passed()})
+	m := ProbeMark{At: r.at(p.Start), Latency: ms(p.Duration), Passed: p.Outcome.Passed()}
+	if !m.Passed {
+		m.Reason = probeReason(p)
+	}
+	r.tl.Probes = append(r.tl.Probes, m)
+}
+
+// probeReason says what a failed probe got: its status and the first line
+// of its body, if any, and its error.
+func probeReason(p prober.Result) string {
+	var parts []string
+	if p.Code != 0 {
+		parts = append(parts, strconv.Itoa(p.Code))
+	}
+	if line, _, _ := strings.Cut(strings.TrimSpace(p.Body), "\n"); line != "" {
+		parts = append(parts, line)
+	}
+	if p.Err != nil {
+		parts = append(parts, p.Err.Error())
+	}
+	s := strings.Join(parts, ": ")
+	if len(s) > maxReason {
+		s = s[:maxReason]
+	}
+	return s
 }
 
 func (r *recorder) decision(d prober.Decision) {

@@ -84,9 +84,11 @@ type ConfigReport struct {
 	// from the end of the ramp until the first outage; LinkUtilisation is
 	// what the link itself carried (WireGuard packets, retransmissions
 	// included) over the same rate. Both directions count when the load
-	// runs both ways, against twice the rate.
-	Utilisation     float64 `json:"utilisation"`
-	LinkUtilisation float64 `json:"link_utilisation"`
+	// runs both ways, against twice the rate. Null when they were not
+	// measured (a link whose counters could not be read, an unlimited
+	// link): never a 0 that was not measured.
+	Utilisation     *float64 `json:"utilisation"`
+	LinkUtilisation *float64 `json:"link_utilisation"`
 	// BrokenConnections counts load connections that broke while the link
 	// worked: each restart or heal breaks every flow through the tunnel.
 	BrokenConnections int64  `json:"broken_connections"`
@@ -187,8 +189,8 @@ func measure(spec Spec, cfg ConfigSpec, tl Timeline, load loadgen.Result, start 
 		}
 	}
 	if capacity := spec.capacity(w.to - w.from); w.complete && capacity > 0 {
-		rep.Utilisation = float64(w.sinkBytes) / capacity
-		rep.LinkUtilisation = float64(w.linkBytes) / capacity
+		sink, link := float64(w.sinkBytes)/capacity, float64(w.linkBytes)/capacity
+		rep.Utilisation, rep.LinkUtilisation = &sink, &link
 	}
 	return rep
 }

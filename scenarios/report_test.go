@@ -62,8 +62,8 @@ func TestMeasureSplitsTheWorkingLinkFromTheOutage(t *testing.T) {
 	if c.BrokenConnections != 1000 {
 		t.Errorf("%d broken connections while the link worked, want 1000", c.BrokenConnections)
 	}
-	if c.Utilisation < 0.899 || c.Utilisation > 0.901 || c.LinkUtilisation < 0.999 || c.LinkUtilisation > 1.001 {
-		t.Errorf("utilisation %.3f, link %.3f; want 0.9 and 1", c.Utilisation, c.LinkUtilisation)
+	if u, l := c.Utilisation, c.LinkUtilisation; u == nil || l == nil || *u < 0.899 || *u > 0.901 || *l < 0.999 || *l > 1.001 {
+		t.Errorf("utilisation %v, link %v; want 0.9 and 1", fmtShare(u), fmtShare(l))
 	}
 	if u := c.Outages[0].Utilisation; u == nil || *u < 0.0199 || *u > 0.0201 {
 		t.Errorf("utilisation in the outage %v, want 0.02", u)
@@ -319,5 +319,30 @@ func TestCutOutagesAreNotJudgedUnlessTheScheduleHadItsTime(t *testing.T) {
 	missed := ConfigReport{Outages: []OutageReport{{Start: 10, End: 40}, {Start: 50, End: 70, TooShort: true}}}
 	if missed.tooShort() {
 		t.Error("a missed outage beside a too-short one is reported too short")
+	}
+}
+
+// A load whose link could not be read is not measured: null in report.json
+// and "n/m" in the table, never a 0 that reads as an empty link; so are
+// the probes passed of a prober that probed nothing while the link worked.
+func TestUtilisationNotMeasured(t *testing.T) {
+	spec := QuickSuite()
+	c := measure(spec, spec.Configs[4], Timeline{}, loadgen.Result{ConnsAchieved: 1000}, time.Unix(0, 0),
+		window{from: 20 * time.Second, to: 40 * time.Second})
+	if c.Utilisation != nil || c.LinkUtilisation != nil {
+		t.Fatalf("utilisation %v, link %v; want both not measured", fmtShare(c.Utilisation), fmtShare(c.LinkUtilisation))
+	}
+	js, err := json.Marshal(c)
+	if err != nil || !strings.Contains(string(js), `"utilisation":null`) {
+		t.Errorf("report.json's utilisation is not null: %v %s", err, js)
+	}
+	rep := &Report{Spec: spec, Order: []string{"evidence"}, Configs: map[string]ConfigReport{"evidence": c}}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	row, _, _ := strings.Cut(strings.SplitN(table.String(), "\n", 2)[1], "\n")
+	if strings.Count(row, " n/m") != 2 {
+		t.Errorf("the table does not say the load and the probes (none) were not measured:\n%s", table.String())
 	}
 }

@@ -114,8 +114,11 @@ func (v *reportValidator) config(path string, cfg ConfigSpec, c ConfigReport) {
 	v.within(path+".working_seconds", c.WorkingSeconds, 0, run, "s")
 	v.within(path+".schedule_seconds", c.ScheduleSeconds, 0, MaxDuration.Seconds(), "s")
 	v.within(path+".probe_success_ratio", c.ProbeSuccessRatio, 0, 1, "")
-	v.within(path+".utilisation", c.Utilisation, 0, maxUtilisation, "")
-	v.within(path+".link_utilisation", c.LinkUtilisation, 0, maxUtilisation, "")
+	for field, u := range map[string]*float64{"utilisation": c.Utilisation, "link_utilisation": c.LinkUtilisation} {
+		if u != nil {
+			v.within(path+"."+field, *u, 0, maxUtilisation, "")
+		}
+	}
 	conns := int64(v.r.Spec.Load.Conns)
 	switch {
 	case c.ConnsAchieved < 0 || c.ConnsAchieved > conns:

@@ -112,7 +112,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{cfg(func(c *ConfigReport) { c.Timeline.Checks[0].Latency = 1e300 }), "configs.reference.timeline.checks[0].latency_ms: 1e+300 ms is outside 0 to"},
 		{cfg(func(c *ConfigReport) { c.Timeline.Heals[2] = 1e12 }), "configs.reference.timeline.heals[2]: 1e+12 s is outside"},
 		{cfg(func(c *ConfigReport) { c.Margin.FailureThreshold = 1 << 62 }), "configs.reference.margin: threshold 4611686018427387904, timeout 1000 ms, tolerance 0 ms, but the configuration's are 3"},
-		{cfg(func(c *ConfigReport) { c.Utilisation = 1e308 }), "configs.reference.utilisation: 1e+308 is outside 0 to 1000"},
+		{cfg(func(c *ConfigReport) { u := 1e308; c.Utilisation = &u }), "configs.reference.utilisation: 1e+308 is outside 0 to 1000"},
 		{func(r *Report) { r.DurationSeconds = 1e308 }, "duration_seconds: 1e+308 s, outside 0 to the run's 90 s and an hour"},
 		{func(r *Report) { r.PeakRSSBytes = -1 }, "peak_rss_bytes: -1, outside 0 to"},
 		{func(r *Report) { r.StalledSeconds = r.DurationSeconds + 1 }, "stalled_seconds: "},

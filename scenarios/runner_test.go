@@ -47,8 +47,8 @@ func TestRunSmallScenario(t *testing.T) {
 		if !c.OutageDetected {
 			t.Errorf("%s missed the outage: %+v", name, c.Timeline)
 		}
-		if c.Probes == 0 || len(c.Timeline.Checks) == 0 || c.ConnsAchieved != 50 || c.Utilisation <= 0.3 {
-			t.Errorf("%s: %d probes, %d checks, %d conns, utilisation %.2f", name, c.Probes, len(c.Timeline.Checks), c.ConnsAchieved, c.Utilisation)
+		if c.Probes == 0 || len(c.Timeline.Checks) == 0 || c.ConnsAchieved != 50 || c.Utilisation == nil || *c.Utilisation <= 0.3 {
+			t.Errorf("%s: %d probes, %d checks, %d conns, utilisation %s", name, c.Probes, len(c.Timeline.Checks), c.ConnsAchieved, fmtShare(c.Utilisation))
 		}
 	}
 	if rep.Configs["probe-only"].Heals != 0 {
@@ -90,7 +90,10 @@ func TestRunMTUBlackHole(t *testing.T) {
 	if len(ev.Outages) != 1 || ev.Outages[0].MTU != 1280 || ev.Outages[0].Utilisation == nil {
 		t.Fatalf("evidence's outages: %+v, want the black hole with its goodput", ev.Outages)
 	}
-	if working, hole := ev.Utilisation, *ev.Outages[0].Utilisation; working < 0.3 || hole > working/5 {
+	if ev.Utilisation == nil {
+		t.Fatal("the working link's goodput was not measured")
+	}
+	if working, hole := *ev.Utilisation, *ev.Outages[0].Utilisation; working < 0.3 || hole > working/5 {
 		t.Errorf("goodput %.0f%% of the rate on the working link, %.1f%% in the MTU black hole; want it collapsed", 100*working, 100*hole)
 	}
 	for _, g := range ev.Timeline.ProofGaps {
@@ -199,8 +202,8 @@ func TestRunInterruptedIsJudgedOnWhatRan(t *testing.T) {
 			if want := min(rep.DurationSeconds, tc.outageStart.Seconds()); c.WorkingSeconds != want {
 				t.Errorf("working for %v s of a %v s run, want %v s", c.WorkingSeconds, rep.DurationSeconds, want)
 			}
-			if c.Utilisation <= 0 {
-				t.Errorf("utilisation %v over the load that ran for %v s", c.Utilisation, rep.DurationSeconds)
+			if c.Utilisation == nil || *c.Utilisation <= 0 {
+				t.Errorf("utilisation %s over the load that ran for %v s", fmtShare(c.Utilisation), rep.DurationSeconds)
 			}
 			var md strings.Builder
 			if err := rep.WriteMarkdown(&md); err != nil {

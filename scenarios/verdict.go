@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // legend says what each column of the table counts, a line each.
@@ -91,15 +92,21 @@ func (r *Report) loadAim() float64 {
 }
 
 // lowLoad lists the measured configurations whose load stayed far below
-// its aim ("k8s 37%"), none for an idle tunnel or an interrupted run.
+// its aim ("k8s 37%"), or whose utilisation was not measured ("k8s (not
+// measured)"),
+// none for an idle tunnel, an unlimited link or an interrupted run.
 func (r *Report) lowLoad() []string {
-	if r.Interrupted || r.Spec.Load.Conns == 0 {
+	if r.Interrupted || r.Spec.Load.Conns == 0 || r.Spec.capacity(time.Second) == 0 {
 		return nil
 	}
 	var low []string
 	for _, name := range r.Order {
-		if c := r.Configs[name]; c.Failed == "" && c.Utilisation < lowUtilisation*r.loadAim() {
-			low = append(low, fmt.Sprintf("%s %.0f%%", name, 100*c.Utilisation))
+		if c := r.Configs[name]; c.Failed == "" && (c.Utilisation == nil || *c.Utilisation < lowUtilisation*r.loadAim()) {
+			if c.Utilisation == nil {
+				low = append(low, name+" (not measured)")
+			} else {
+				low = append(low, name+" "+fmtShare(c.Utilisation))
+			}
 		}
 	}
 	return low

@@ -42,22 +42,33 @@ func TestVerdict(t *testing.T) {
 }
 
 // A link loaded far below the load's aim is warned of: the machine was too
-// busy, and the figures are not a loaded tunnel's.
+// busy, and the figures are not a loaded tunnel's. So is a load that was
+// not measured, never taken for an empty link.
 func TestWarningsOnALinkNotLoaded(t *testing.T) {
-	rep := &Report{Order: []string{"a", "b"}, Configs: map[string]ConfigReport{"a": {Utilisation: 0.85}, "b": {Utilisation: 0.2}}}
+	share := func(v float64) *float64 { return &v }
+	rep := &Report{Order: []string{"a", "b"}, Configs: map[string]ConfigReport{"a": {Utilisation: share(0.85)}, "b": {Utilisation: share(0.2)}}}
 	rep.Spec.Load.Conns = 1000
+	rep.Spec.Link.Rate = 20_000_000
 	w := rep.Warnings()
 	if len(w) != 1 || !strings.Contains(w[0], "b 20%") || strings.Contains(w[0], "a 85%") || !strings.Contains(w[0], "aim of 80%") {
 		t.Errorf("warnings %q, want one naming b at 20%% against 80%%", w)
 	}
-	rep.Configs["b"] = ConfigReport{Utilisation: 0.7}
+	rep.Configs["b"] = ConfigReport{Utilisation: share(0.7)}
 	if w := rep.Warnings(); len(w) != 0 {
 		t.Errorf("warnings %q on a loaded link", w)
 	}
+	rep.Configs["b"] = ConfigReport{}
+	if w := rep.Warnings(); len(w) != 1 || !strings.Contains(w[0], "b (not measured)") {
+		t.Errorf("warnings %q, want one naming b's load not measured", w)
+	}
 	rep.Spec.Load.Share = 0.9
-	rep.Configs["b"] = ConfigReport{Utilisation: 0.4}
+	rep.Configs["b"] = ConfigReport{Utilisation: share(0.4)}
 	if w := rep.Warnings(); len(w) != 1 || !strings.Contains(w[0], "aim of 90%") {
 		t.Errorf("warnings %q, want one against the paced aim of 90%%", w)
+	}
+	rep.Spec.Link.Rate = 0
+	if w := rep.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q on an unlimited link, which has no rate to load", w)
 	}
 }
 
