@@ -113,9 +113,14 @@ type ConfigReport struct {
 
 // OutageReport is one outage's detection.
 type OutageReport struct {
-	Start     float64 `json:"start"`
-	End       float64 `json:"end"`
-	Direction string  `json:"direction"` // both, up or down
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+	// InPlace is set where Start and End are when the fault was in place
+	// (a container run: from Docker's call that applied it returning to
+	// the one that undid it), at or after the spec's schedule; unset, they
+	// are the spec's.
+	InPlace   bool   `json:"in_place,omitempty"`
+	Direction string `json:"direction"` // both, up or down
 	// MTU is an MTU black hole's (Window.MTU); 0 for an outage that drops
 	// everything.
 	MTU              int      `json:"mtu,omitempty"`

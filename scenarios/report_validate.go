@@ -188,13 +188,23 @@ func (v *reportValidator) outages(path string, c ConfigReport) {
 		v.fail(path+".outages", "%d outage reports, but the run had %d outages (blips aside)", len(c.Outages), len(windows))
 		return
 	}
+	// until is when the outage after windows[i] starts, or the run ends:
+	// a fault in place later belongs to no window.
+	until := func(i int) float64 {
+		if i+1 < len(windows) {
+			return windows[i+1].Start.Seconds()
+		}
+		return v.r.Spec.Duration.Seconds()
+	}
 	all, slowest := len(windows) > 0, 0.0
 	for i, o := range c.Outages {
 		at := fmt.Sprintf("%s.outages[%d]", path, i)
 		w := windows[i]
 		switch {
-		case o.Start != w.Start.Seconds() || o.End != w.End().Seconds():
+		case !o.InPlace && (o.Start != w.Start.Seconds() || o.End != w.End().Seconds()):
 			v.fail(at, "from %v s to %v s, but the spec's outage is from %v s to %v s", o.Start, o.End, w.Start.Seconds(), w.End().Seconds())
+		case o.InPlace && (o.Start < w.Start.Seconds() || o.End < o.Start || o.Start > until(i)):
+			v.fail(at, "in place from %v s to %v s, outside the spec's outage from %v s to the next's start or the run's end at %v s", o.Start, o.End, w.Start.Seconds(), until(i))
 		case o.Detected != (o.DetectionSeconds != nil):
 			v.fail(at+".detection_seconds", "%s, but detected is %v", fmtDetection(o.DetectionSeconds), o.Detected)
 		case o.Detected && (*o.DetectionSeconds < 0 || *o.DetectionSeconds > o.End-o.Start):

@@ -84,6 +84,35 @@ func TestValidateAcceptsInterruptedRunsOldAndNew(t *testing.T) {
 	}
 }
 
+// A container run's outages are when its faults were in place: at or after
+// the spec's, before the next outage's start; not before the schedule.
+func TestValidateInPlaceOutages(t *testing.T) {
+	spec := QuickSuite() // an outage from 50 s to 90 s, the run's end
+	for _, tc := range []struct {
+		name       string
+		start, end float64
+		ok         bool
+	}{
+		{"as scheduled", 50, 90, true},
+		{"put in place late, undone late", 52.5, 93, true},
+		{"before its schedule", 49, 90, false},
+		{"undone before put in place", 60, 55, false},
+		{"after the run", spec.Duration.Seconds() + 1, spec.Duration.Seconds() + 2, false},
+	} {
+		rep := runReport(t, spec)
+		for name, c := range rep.Configs {
+			o := &c.Outages[0]
+			o.Start, o.End, o.InPlace = tc.start, tc.end, true
+			c.Outages[0].DetectionSeconds, c.OutageDetected, c.DetectionSeconds = nil, false, nil
+			o.Detected = false
+			rep.Configs[name] = c
+		}
+		if err := rep.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want valid %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
 // A field that Run cannot have written is refused, named by its path.
 func TestValidateNamesTheField(t *testing.T) {
 	cfg := func(change func(c *ConfigReport)) func(r *Report) {

@@ -18,6 +18,7 @@ import (
 
 const scenarioUsage = `Usage: tunnelprobe scenario [flags]
        tunnelprobe scenario merge [flags] FILE...   (add up the shards' matrix.json; see merge --help)
+       tunnelprobe scenario report FILE...          (runs' report.json as one Markdown table)
 
 Compare health configurations on a loaded tunnel, then through a real outage:
 which restarts a working tunnel for nothing, and which detects a dead one
@@ -41,6 +42,9 @@ func scenarioCommand(ctx context.Context, args []string, getenv func(string) str
 	const name = scenarioName
 	if len(args) > 0 && args[0] == "merge" {
 		return scenarioMerge(args[1:], getenv, stdout, stderr) // scenariomerge.go
+	}
+	if len(args) > 0 && args[0] == "report" {
+		return scenarioReport(args[1:], getenv, stdout, stderr) // scenarioreport.go
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var outs scenarioOutputs

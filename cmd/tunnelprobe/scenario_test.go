@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelprobe/tunnelprobe/internal/exclusive"
 	"github.com/tunnelprobe/tunnelprobe/scenarios"
 	"github.com/tunnelprobe/tunnelprobe/scenarios/matrix"
 )
@@ -69,6 +70,9 @@ func TestScenarioQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for about two minutes")
 	}
+	// Its labs load the machine, and it judges what they measure: it takes
+	// its turn (package exclusive) with the other packages' loaded runs.
+	exclusive.Machine(t)
 	dir := t.TempDir()
 	bin := builtBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -165,6 +169,41 @@ func TestScenarioQuick(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(results, "report.md"))
 	if err != nil || !bytes.Contains(md, []byte("## What it means")) {
 		t.Errorf("report.md: %v", err)
+	}
+
+	// What a run wrote reads back as a table of its runs, a row each.
+	stdout.Reset()
+	stderr.Reset()
+	if code := scenarioCommand(t.Context(), []string{"report", filepath.Join(results, "report.json"), jsonCopy}, noEnv, &stdout, &stderr); code != 0 {
+		t.Fatalf("scenario report: exit %d, stderr %s", code, stderr.String())
+	}
+	for _, name := range rep.Order {
+		if !strings.Contains(stdout.String(), "\n| "+name+" | ") {
+			t.Errorf("scenario report has no row for %s:\n%s", name, stdout.String())
+		}
+	}
+}
+
+// scenario report refuses what no run wrote, naming the file.
+func TestScenarioReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notJSON, []byte("a note\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"report"}, "no report.json FILE"},
+		{[]string{"report", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"report", notJSON}, "notes.txt"},
+		{[]string{"report", "--nope", notJSON}, "-nope"},
+	} {
+		var out, errb bytes.Buffer
+		if code := scenarioCommand(t.Context(), tc.args, noEnv, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.mention) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", tc.args, code, errb.String(), tc.mention)
+		}
 	}
 }
 
