@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -39,20 +38,11 @@ const requireDockerEnv = "TUNNELPROBE_REQUIRE_DOCKER"
 
 // needDocker skips t where no Docker daemon answers, or fails it when
 // TUNNELPROBE_REQUIRE_DOCKER=1. It also skips under -short unless required.
-// It returns a Docker client, closed when t ends.
+// It returns a Docker client, closed when t ends. (TestMain has set
+// testcontainers' environment: setTestcontainersEnv.)
 func needDocker(t *testing.T) *testcontainers.DockerClient {
 	t.Helper()
 	required := os.Getenv(requireDockerEnv) == "1"
-	// What environment.md asks for, unless set otherwise: no reaper (it
-	// would be pulled; every cleanup here is registered instead), and on a
-	// machine that is itself a container, the daemon's ports on localhost.
-	// testcontainers reads its configuration once, at its first use: here.
-	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
-		t.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-	if _, err := os.Stat("/.dockerenv"); err == nil && os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
-		t.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
-	}
 	if testing.Short() && !required {
 		t.Skip("container scenarios take minutes; skipped with -short (set " + requireDockerEnv + "=1 to run them)")
 	}
@@ -75,6 +65,20 @@ func needDocker(t *testing.T) *testcontainers.DockerClient {
 	}
 	t.Cleanup(func() { cli.Close() })
 	return cli
+}
+
+// setTestcontainersEnv sets what environment.md asks for, unless set
+// otherwise: no reaper (it would be pulled; every cleanup here is
+// registered instead), and on a machine that is itself a container, the
+// daemon's ports on localhost. testcontainers reads its configuration once,
+// at its first use, in a test: TestMain calls this before any runs.
+func setTestcontainersEnv() {
+	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	if _, err := os.Stat("/.dockerenv"); err == nil && os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
+	}
 }
 
 // tcLogger routes testcontainers' own messages to the test log while the
@@ -192,7 +196,10 @@ func buildStaticImage(ctx context.Context, t *testing.T, cli *testcontainers.Doc
 		}
 	}
 	begin := time.Now()
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w",
+	// Built as the README builds it (CGO_ENABLED=0, no -trimpath), so that
+	// the compiled packages are shared with cmd/tunnelprobe's tests and
+	// the README's blocks; -ldflags only changes the link.
+	build := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w",
 		"-o", filepath.Join(dir, "tunnelprobe"), "github.com/tunnelprobe/tunnelprobe/cmd/tunnelprobe")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -271,20 +278,6 @@ func (n *labNetwork) staticAddr(i int) netip.Addr {
 	a := n.subnet.Addr().As4()
 	a[3] = byte(10 + i)
 	return netip.AddrFrom4(a)
-}
-
-// freePort returns a TCP port nothing listens on now. The client
-// containers' health servers are published on fixed host ports, so that the
-// kubelet's URL stays valid across container restarts.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
 }
 
 // healthLog reads the client container's health server from its JSON logs
@@ -405,8 +398,9 @@ type vpnContainer struct {
 	mu       sync.Mutex
 	n        int
 	started  time.Time
-	restarts []string // what each restart did, for the log
-	lives    []life   // the incarnation each restart started (not the first, the test's own start)
+	restarts []string        // what each restart did, for the log
+	stops    []time.Duration // how long each restart's stop took
+	lives    []life          // the incarnation each restart started (not the first, the test's own start)
 }
 
 // life is one incarnation of the VPN container: from a start to the stop
@@ -437,6 +431,7 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 	}
 	exited := time.Now()
 	c.mu.Lock()
+	c.stops = append(c.stops, exited.Sub(begin))
 	if n := len(c.lives); n > 0 {
 		c.lives[n-1].to = begin
 	}

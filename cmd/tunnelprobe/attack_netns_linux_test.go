@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,11 @@ func builtBinary(t *testing.T) string {
 	t.Helper()
 	binaryOnce.Do(func() {
 		binaryPath = filepath.Join(binaryDir, "tunnelprobe")
-		binaryOut, binaryErr = exec.Command("go", "build", "-o", binaryPath, ".").CombinedOutput()
+		// Static, as the README and the container image build it: the
+		// compiled packages are then shared with theirs.
+		build := exec.Command("go", "build", "-o", binaryPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		binaryOut, binaryErr = build.CombinedOutput()
 	})
 	if binaryErr != nil {
 		t.Fatalf("go build: %v\n%s", binaryErr, binaryOut)
