@@ -35,16 +35,19 @@ var (
 	runMatrix   = matrix.Run
 )
 
+// scenarioSubcommands are scenario's commands on what runs wrote.
+var scenarioSubcommands = map[string]func(args []string, getenv func(string) string, stdout, stderr io.Writer) int{
+	"merge":  scenarioMerge,  // scenariomerge.go
+	"report": scenarioReport, // scenarioreport.go
+}
+
 // scenarioName names the command in its messages.
 const scenarioName = "tunnelprobe scenario"
 
 func scenarioCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	const name = scenarioName
-	if len(args) > 0 && args[0] == "merge" {
-		return scenarioMerge(args[1:], getenv, stdout, stderr) // scenariomerge.go
-	}
-	if len(args) > 0 && args[0] == "report" {
-		return scenarioReport(args[1:], getenv, stdout, stderr) // scenarioreport.go
+	if len(args) > 0 && scenarioSubcommands[args[0]] != nil {
+		return scenarioSubcommands[args[0]](args[1:], getenv, stdout, stderr)
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var outs scenarioOutputs
