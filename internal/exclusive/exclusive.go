@@ -17,10 +17,17 @@ var lockFile = filepath.Join(os.TempDir(), "tunnelprobe-machine.lock")
 const poll = 100 * time.Millisecond
 
 // Machine blocks until t has the machine's turn and gives it back when t
-// ends; t fails when its context ends first.
-func Machine(t testing.TB) {
+// ends. t fails when its deadline (go test -timeout) is a minute away
+// first, in time for its cleanups.
+func Machine(t *testing.T) {
 	t.Helper()
-	release, err := Lock(t.Context())
+	ctx := t.Context()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Minute))
+		defer cancel()
+	}
+	release, err := Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,31 @@ package exclusive
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain takes turns at a lock of its own: the machine's is held for
+// minutes by the loaded tests of the packages beside this one.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "exclusive-test")
+	if err != nil {
+		panic(err)
+	}
+	lockFile = filepath.Join(dir, "machine.lock")
+	code := m.Run()
+	os.RemoveAll(dir)
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 // One turn at a time: a second caller waits until the first gives the
 // turn back, and a wait that its context ends says so.
