@@ -386,7 +386,7 @@ func (h *healthLog) lastLines() string {
 // vpnContainer is the VPN container as the kubelet sees it: a restart
 // stops the container for real (SIGTERM, the kill's grace period), waits
 // the crash back-off and starts it again in the pod's namespace, where the
-// health sidecar goes on serving on the same host port.
+// health sidecar goes on serving at the pod's address.
 type vpnContainer struct {
 	name    string
 	ctr     testcontainers.Container
