@@ -501,7 +501,7 @@ func runTopologies(ctx context.Context, t *testing.T, envs []*ctrEnv, loaded fun
 	}
 	g.Go(func() error {
 		defer loaded()
-		return driveFaults(gctx, t, labs, start, loaded)
+		return driveFaults(gctx, t, labs, faults, start, loaded)
 	})
 	err := g.Wait()
 	cancel()
@@ -959,7 +959,7 @@ func (l *ctrLab) linkState(ctx context.Context) (harness.LinkState, error) {
 // It calls loaded when the first is due. A fault that could not be done
 // everywhere is undone where it was, and its error (a Docker call's, or
 // its minute running out) is never taken for the run's end.
-func driveFaults(ctx context.Context, t *testing.T, labs []*ctrLab, start time.Time, loaded func()) error {
+func driveFaults(ctx context.Context, t *testing.T, labs []*ctrLab, faults []fault, start time.Time, loaded func()) error {
 	each := func(labs []*ctrLab, what string, undo bool, f func(context.Context, *ctrLab) error) error {
 		// Undoing must finish even at the end of the run.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -1001,4 +1001,40 @@ func driveFaults(ctx context.Context, t *testing.T, labs []*ctrLab, start time.T
 		t.Logf("%5.1fs fault %d over", time.Since(start).Seconds(), i+1)
 	}
 	return nil
+}
+
+// A fault that could not be done everywhere is undone where it was done,
+// and its error ends the run as a failure, even one that ran out of time
+// (a context's error, which the run's own end also is).
+func TestFaultNotDoneEverywhere(t *testing.T) {
+	spec := containerSuite()
+	start := time.Now().Add(-spec.Link.Outages[0].Start.Duration) // the first fault is due
+	var labs []*ctrLab
+	for _, name := range []string{"a", "b"} {
+		labs = append(labs, &ctrLab{env: &ctrEnv{spec: spec}, cfg: ConfigSpec{Name: name}, rec: newRecorder(start)})
+	}
+	undone := map[string]int{}
+	var mu sync.Mutex
+	stuck := []fault{{
+		name: "pause",
+		do: func(_ context.Context, l *ctrLab) error {
+			if l.cfg.Name == "b" {
+				return fmt.Errorf("docker pause: %w", context.DeadlineExceeded)
+			}
+			return nil
+		},
+		undo: func(_ context.Context, l *ctrLab) error {
+			mu.Lock()
+			defer mu.Unlock()
+			undone[l.cfg.Name]++
+			return nil
+		},
+	}}
+	err := driveFaults(t.Context(), t, labs, stuck, start, func() {})
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "fault 1") {
+		t.Errorf("driveFaults: %v; want fault 1's error, not one the run's end could be taken for", err)
+	}
+	if undone["a"] != 1 || undone["b"] != 0 {
+		t.Errorf("undone %v; want a's fault undone, and b, which never had it, left alone", undone)
+	}
 }
