@@ -32,13 +32,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			detected = "yes"
 			detection = fmt.Sprintf("%.1fs", *c.DetectionSeconds)
 		}
-		var passed *float64 // no probe while the link worked: not measured
-		if c.Probes > 0 {
-			passed = &c.ProbeSuccessRatio
-		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t\n",
 			name, c.FalseRestarts, c.FalseHeals, detected, detection, c.Flaps,
-			fmtShare(passed), fmtMS(c.CheckLatencyMS.P50), fmtMS(c.CheckLatencyMS.P99),
+			fmtShare(c.probesPassed()), fmtMS(c.CheckLatencyMS.P50), fmtMS(c.CheckLatencyMS.P99),
 			c.BrokenConnections, fmtShare(c.Utilisation))
 	}
 	if err := tw.Flush(); err != nil {

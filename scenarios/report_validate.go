@@ -196,6 +196,14 @@ func (v *reportValidator) outages(path string, c ConfigReport) {
 		}
 		return v.r.Spec.Duration.Seconds()
 	}
+	// undoneBy is when c's outage i must have been undone: before the next
+	// was put in place, or the run ended.
+	undoneBy := func(i int) float64 {
+		if i+1 < len(c.Outages) {
+			return c.Outages[i+1].Start
+		}
+		return v.r.DurationSeconds
+	}
 	all, slowest := len(windows) > 0, 0.0
 	for i, o := range c.Outages {
 		at := fmt.Sprintf("%s.outages[%d]", path, i)
@@ -203,8 +211,9 @@ func (v *reportValidator) outages(path string, c ConfigReport) {
 		switch {
 		case !o.InPlace && (o.Start != w.Start.Seconds() || o.End != w.End().Seconds()):
 			v.fail(at, "from %v s to %v s, but the spec's outage is from %v s to %v s", o.Start, o.End, w.Start.Seconds(), w.End().Seconds())
-		case o.InPlace && (o.Start < w.Start.Seconds() || o.End < o.Start || o.Start > until(i)):
-			v.fail(at, "in place from %v s to %v s, outside the spec's outage from %v s to the next's start or the run's end at %v s", o.Start, o.End, w.Start.Seconds(), until(i))
+		case o.InPlace && (o.Start < w.Start.Seconds() || o.Start >= until(i) || o.End < o.Start || o.End > undoneBy(i)):
+			v.fail(at, "in place from %v s to %v s, but the spec's outage starts at %v s, the next at %v s, and it must be undone by %v s",
+				o.Start, o.End, w.Start.Seconds(), until(i), undoneBy(i))
 		case o.Detected != (o.DetectionSeconds != nil):
 			v.fail(at+".detection_seconds", "%s, but detected is %v", fmtDetection(o.DetectionSeconds), o.Detected)
 		case o.Detected && (*o.DetectionSeconds < 0 || *o.DetectionSeconds > o.End-o.Start):

@@ -94,10 +94,11 @@ func TestValidateInPlaceOutages(t *testing.T) {
 		ok         bool
 	}{
 		{"as scheduled", 50, 90, true},
-		{"put in place late, undone late", 52.5, 93, true},
+		{"put in place late, undone late", 52.5, 90.2, true},
 		{"before its schedule", 49, 90, false},
 		{"undone before put in place", 60, 55, false},
 		{"after the run", spec.Duration.Seconds() + 1, spec.Duration.Seconds() + 2, false},
+		{"undone after the run ended", 52.5, 1e12, false},
 	} {
 		rep := runReport(t, spec)
 		for name, c := range rep.Configs {

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/tunnelprobe/tunnelprobe/internal/infile"
+	"github.com/tunnelprobe/tunnelprobe/internal/jsonsize"
 )
 
 // maxReportFile bounds a report.json that ReadReport reads: a default run's
@@ -20,6 +22,14 @@ func ReadReport(name string) (*Report, error) {
 	data, _, err := infile.Read(name, maxReportFile, "a report.json")
 	if err != nil {
 		return nil, err
+	}
+	// Weighed before it is decoded, as a matrix.json is (matrix.ReadJSON):
+	// a report's timelines take less memory than their text.
+	if err := jsonsize.Bound(data, reflect.TypeFor[Report](), 3, 1<<20, map[string]int{
+		"spec.configs": MaxConfigs, "spec.link.outages": MaxOutages, "spec.link.changes": MaxLinkChanges,
+		"configs": MaxConfigs, "order": MaxConfigs,
+	}); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -74,11 +84,7 @@ func WriteRunsTable(w io.Writer, runs []*Report) error {
 				}
 			}
 			detection = append(detection, strings.Join(each, " "))
-			var passed *float64
-			if c.Probes > 0 {
-				passed = &c.ProbeSuccessRatio
-			}
-			probes = append(probes, fmtShare(passed))
+			probes = append(probes, fmtShare(c.probesPassed()))
 			util = append(util, fmtShare(c.Utilisation))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", name, strings.Join(restarts, ", "), strings.Join(heals, ", "),
@@ -86,4 +92,13 @@ func WriteRunsTable(w io.Writer, runs []*Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// probesPassed is c's share of probes passed while the link worked; nil,
+// not measured, where there was none.
+func (c ConfigReport) probesPassed() *float64 {
+	if c.Probes == 0 {
+		return nil
+	}
+	return &c.ProbeSuccessRatio
 }

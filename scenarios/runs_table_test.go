@@ -65,6 +65,7 @@ func TestReadReport(t *testing.T) {
 		{"empty.json", "", "empty.json"},
 		{"text.json", "not json", "text.json"},
 		{"seed.json", strings.Replace(string(good), `"seed":1`, `"seed":7`, 1), "seed.json: seed: 7"},
+		{"dense.json", `{"order":[` + strings.Repeat(`"a",`, 100) + `"a"]}`, "dense.json: order: 101 entries"},
 	} {
 		if _, err := ReadReport(write(tc.name, []byte(tc.data))); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error naming %q", tc.name, err, tc.want)

@@ -91,22 +91,22 @@ func (r *Report) loadAim() float64 {
 	return 0.8 // a greedy load fills the link
 }
 
-// lowLoad lists the measured configurations whose load stayed far below
-// its aim ("k8s 37%"), or whose utilisation was not measured ("k8s (not
-// measured)"),
-// none for an idle tunnel, an unlimited link or an interrupted run.
+// lowLoad lists the configurations whose load stayed far below its aim
+// ("k8s 37%"), or whose utilisation was not measured ("k8s (not
+// measured)"); none for an idle tunnel, an unlimited link or an
+// interrupted run.
 func (r *Report) lowLoad() []string {
 	if r.Interrupted || r.Spec.Load.Conns == 0 || r.Spec.capacity(time.Second) == 0 {
 		return nil
 	}
 	var low []string
 	for _, name := range r.Order {
-		if c := r.Configs[name]; c.Failed == "" && (c.Utilisation == nil || *c.Utilisation < lowUtilisation*r.loadAim()) {
-			if c.Utilisation == nil {
-				low = append(low, name+" (not measured)")
-			} else {
-				low = append(low, name+" "+fmtShare(c.Utilisation))
-			}
+		switch c := r.Configs[name]; {
+		case c.Failed != "":
+		case c.Utilisation == nil:
+			low = append(low, name+" (not measured)")
+		case *c.Utilisation < lowUtilisation*r.loadAim():
+			low = append(low, name+" "+fmtShare(c.Utilisation))
 		}
 	}
 	return low

@@ -13,8 +13,9 @@ const scenarioReportUsage = `Usage: tunnelprobe scenario report FILE...
 Print the report.json files of runs of one spec (scenario --spec or a suite,
 run again; the container suite's) as one Markdown table: a row per
 configuration, each figure run by run. Docs quote tables so, with the command
-that made them. A file no run writes, or runs of different specs, are
-refused as bad input (exit 2), naming the file.
+that made them. A file no run writes is refused as bad input (exit 2), naming
+the file; so are runs of different specs (their names or configurations),
+naming the specs.
 `
 
 // scenarioReport is "tunnelprobe scenario report"; args follow "report".
