@@ -49,8 +49,13 @@ type deliveryProof struct {
 	clock clockwork.Clock
 
 	mu sync.Mutex
-	// last is the previous reading; nil before the first and after a heal.
-	last Delivery
+	// last is the previous reading, made at lastAt; nil before the first
+	// and after a heal.
+	last   Delivery
+	lastAt time.Time
+	// tunnel counts forget's calls: a reading begun before one is of the
+	// old tunnel.
+	tunnel uint64
 	// progressAt is the reading at which connections last made progress,
 	// and flows how many did; zero: none since the start or the heal.
 	progressAt time.Time
@@ -77,10 +82,21 @@ func (d *deliveryProof) run(ctx context.Context) {
 }
 
 // sample reads the delivery now and compares it with the last reading.
+// Growth read after failed readings may have come just after the last
+// good one, and is stamped then; a reading begun before a forget is of
+// the old tunnel and kept by nothing.
 func (d *deliveryProof) sample() {
+	d.mu.Lock()
+	tunnel := d.tunnel
+	d.mu.Unlock()
 	cur, err := d.cfg.Delivery.ReadDelivery()
+	now := d.clock.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.tunnel != tunnel {
+		return
+	}
+	failedBefore := d.err != nil
 	d.err = err
 	if err != nil {
 		return // the next reading compares with the last good one
@@ -92,9 +108,12 @@ func (d *deliveryProof) sample() {
 		}
 	}
 	if progressed > 0 {
-		d.progressAt, d.flows = d.clock.Now(), progressed
+		d.progressAt, d.flows = now, progressed
+		if failedBefore {
+			d.progressAt = d.lastAt
+		}
 	}
-	d.last = cur
+	d.last, d.lastAt = cur, now
 }
 
 // forget forgets the tunnel before a heal: only connections through the
@@ -102,7 +121,8 @@ func (d *deliveryProof) sample() {
 func (d *deliveryProof) forget() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.last, d.progressAt, d.flows = nil, time.Time{}, 0
+	d.last, d.lastAt, d.progressAt, d.flows = nil, time.Time{}, time.Time{}, 0
+	d.tunnel++
 }
 
 // decide passes while connections made progress within the Window, and

@@ -146,3 +146,55 @@ func TestDeliveryOutranksTheFullCheck(t *testing.T) {
 		t.Errorf("the full check failing, data delivered: %+v, want a pass by delivery", v)
 	}
 }
+
+// Growth read after readings failed for longer than the Window proves
+// nothing: it may have come just after the last good reading, when the
+// tunnel still worked (issue 46: a tunnel dead 21 s read "acknowledged
+// 0s ago").
+func TestDeliveryGrowthAcrossFailedReadingsIsAsOldAsTheLastGoodOne(t *testing.T) {
+	r := newDeliveryRig(t)
+	r.src.d[1] = 10
+	r.tick(true, 1)
+	r.src.err = errors.New("sock_diag: no buffer space")
+	for range 21 {
+		r.clock.Advance(r.ev.cfg.Interval)
+		r.ev.delivery.sample()
+	}
+	r.src.err = nil
+	r.src.d[1] += 1448
+	r.clock.Advance(r.ev.cfg.Interval)
+	r.ev.delivery.sample()
+	if v := r.ev.delivery.decide(r.clock.Now()); v.ok {
+		t.Errorf("growth against a reading %v old: %+v, want nothing decided", 22*r.ev.cfg.Interval, v)
+	}
+	// Read again at once, the same growth proves the tunnel alive.
+	r.src.d[1] += 1448
+	r.clock.Advance(r.ev.cfg.Interval)
+	r.ev.delivery.sample()
+	if v := r.ev.delivery.decide(r.clock.Now()); !v.ok {
+		t.Errorf("growth between two good readings: %+v, want a pass", v)
+	}
+}
+
+// A reading begun before a heal's forget is the old tunnel's: it is no
+// baseline for the new one, whose connections must be read twice.
+func TestDeliveryReadingAcrossAForgetIsDropped(t *testing.T) {
+	r := newDeliveryRig(t)
+	r.src.d[1] = 10
+	r.tick(true, 1)
+	healing := r.src
+	r.ev.delivery.cfg.Delivery = DeliverySourceFunc(func() (Delivery, error) {
+		d, err := healing.ReadDelivery()
+		r.ev.delivery.forget() // the heal, while the socket table is read
+		return d, err
+	})
+	r.clock.Advance(r.ev.cfg.Interval)
+	r.ev.delivery.sample()
+	r.ev.delivery.cfg.Delivery = healing
+	r.src.d[1] += 1448
+	r.clock.Advance(r.ev.cfg.Interval)
+	r.ev.delivery.sample()
+	if v := r.ev.delivery.decide(r.clock.Now()); v.ok {
+		t.Errorf("one reading after the heal, against one begun before it: %+v, want nothing decided", v)
+	}
+}
