@@ -140,6 +140,12 @@ func (s *pathMTU) expire(cutoff, lossFrom time.Time) {
 	s.answers = append(s.answers[:0], s.answers[drop:]...)
 }
 
+// forget forgets the old tunnel's path: its next big probe is of the full
+// MTU, and no black hole is seen until the new tunnel shows one.
+func (s *pathMTU) forget() {
+	*s = pathMTU{every: s.every}
+}
+
 // largest returns the largest size answered in the answers kept.
 func (s *pathMTU) largest() int {
 	n := 0

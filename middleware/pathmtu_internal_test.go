@@ -1,10 +1,13 @@
 package middleware
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // pathRig drives a pathMTU over a path that carries IP packets of up to
@@ -95,5 +98,31 @@ func TestPathMTUFollowsTheInterfacesMTU(t *testing.T) {
 	}
 	if err := r.s.blackHole(r.now, 3*time.Second); err != nil {
 		t.Errorf("1280 carried: %v", err)
+	}
+}
+
+// A new tunnel's path is measured anew: the old one's black hole is
+// forgotten, and the next big probe is of the full MTU (issue 46: after a
+// heal onto a good path, checks failed "black hole" for 19 s more).
+func TestPathMTUNewTunnelForgetsTheOldPath(t *testing.T) {
+	r := newPathRig(t)
+	for range 12 {
+		r.probe(1420, 1300, false)
+	}
+	if err := r.s.blackHole(r.now, 3*time.Second); err == nil {
+		t.Fatal("no black hole on the old path")
+	}
+	// A heal or a new interface: the proof of life forgets its tunnel.
+	p := newProofOfLife(Evidence{MTUProbeEvery: 4}, LightProbe{
+		Sized: func(context.Context, int) error { return nil },
+		MTU:   func() (int, error) { return 1420, nil },
+	}, clockwork.NewFakeClockAt(r.now), nil, newChanges())
+	p.mtu = r.s
+	p.forgetTunnel(r.now)
+	if err := r.s.blackHole(r.now, 3*time.Second); err != nil {
+		t.Errorf("after a new tunnel: %v, want no black hole until its path shows one", err)
+	}
+	if size := r.probe(1420, 1500, false); size != 1420 {
+		t.Errorf("the new tunnel's first big probe: %d bytes, want the full MTU 1420", size)
 	}
 }

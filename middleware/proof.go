@@ -408,7 +408,8 @@ func (p *proofOfLife) mtuStatsLocked(now time.Time) PathMTUStats {
 // it gave, which must not pass the new tunnel's checks (a heal that
 // returns before its restart takes effect would pass checks on them), and
 // its loss and round trip, since the loss of the restart itself must not
-// fail the new tunnel's checks (end forgets a longer silence itself).
+// fail the new tunnel's checks (end forgets a longer silence itself), and
+// its path MTU: the new tunnel's path is measured anew.
 // Probes sent before now count neither as answers nor as unanswered.
 //
 // Whether the probes' silence fails the new tunnel depends on the target:
@@ -423,6 +424,9 @@ func (p *proofOfLife) forgetTunnel(since time.Time) {
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	p.forgetLossLocked(now)
+	if p.mtu != nil {
+		p.mtu.forget()
+	}
 	p.answered = p.answered && !p.lastAnswer.Before(since.Add(-p.cfg.Window))
 	p.answersFrom = now
 	p.firstUnanswered, p.unanswered = time.Time{}, 0
