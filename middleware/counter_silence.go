@@ -47,6 +47,9 @@ type counterSilence struct {
 	// with (nil: it did not).
 	read bool
 	err  error
+	// tunnel counts forget's calls: a sample begun before one is of the
+	// old tunnel.
+	tunnel uint64
 }
 
 func newCounterSilence(cfg Evidence, clock clockwork.Clock, own func() uint64) *counterSilence {
@@ -65,13 +68,20 @@ func (s *counterSilence) run(ctx context.Context) {
 	}
 }
 
-// sample reads the counters once and folds them in.
+// sample reads the counters once and folds them in; one begun before a
+// forget is dropped.
 func (s *counterSilence) sample() {
+	s.mu.Lock()
+	tunnel := s.tunnel
+	s.mu.Unlock()
 	own := s.own() // before the counters: they may count more, never less
 	c, err := s.cfg.Source.ReadCounters()
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.tunnel != tunnel {
+		return
+	}
 	cur := sample{at: now, c: c, own: own}
 	s.read, s.err = true, err
 	switch {
@@ -90,6 +100,17 @@ func (s *counterSilence) sample() {
 		s.silentSince = now
 	}
 	s.last = cur
+}
+
+// forget forgets the old tunnel's silence: a heal keeps the interface
+// and its counters where the VPN does (OpenVPN's persist-tun), and what
+// the old tunnel sent into silence says nothing of the new one, which is
+// compared with its own samples only.
+func (s *counterSilence) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last, s.quiet, s.silentSince = sample{}, sample{}, time.Time{}
+	s.tunnel++
 }
 
 // latest returns the latest reading, whether there was one, and its error.

@@ -318,6 +318,9 @@ func (e *evidence) newTunnel(since time.Time) {
 	if e.delivery != nil {
 		e.delivery.forget()
 	}
+	if e.counters != nil {
+		e.counters.forget()
+	}
 }
 
 // watchIncarnation reads Incarnation every Interval until ctx ends, and

@@ -197,6 +197,25 @@ func TestCountersGapStartsOver(t *testing.T) {
 	}
 }
 
+// A new tunnel on the same interface (a heal under OpenVPN's persist-tun)
+// starts clean: the old tunnel's silence fails none of its checks (issue
+// 46: the first check after a heal failed "sent 50 kB in 5.3 s"), and its
+// own silence fails them a Window after it began.
+func TestCountersNewTunnelForgetsTheOldSilence(t *testing.T) {
+	r := newEvidenceRig(t, Evidence{}, false)
+	r.seconds(5, 100_000, 100_000)
+	if got := kinds(r.seconds(6, 0, 20_000)); !strings.HasSuffix(got, "F") {
+		t.Fatalf("the old tunnel dead: %s", got)
+	}
+	r.ev.newTunnel(r.clock.Now())
+	if v := r.ev.decide(); v.ok {
+		t.Errorf("the first check after the heal: %+v, want nothing decided on the old tunnel's silence", v)
+	}
+	if got := kinds(r.seconds(6, 0, 20_000)); got != "....FF" {
+		t.Errorf("the new tunnel sending into silence: %s, want ....FF", got)
+	}
+}
+
 // Counters that are not fresh decide nothing: evidence never keeps a state
 // on old samples.
 func TestCountersNeedFreshSamples(t *testing.T) {
