@@ -58,6 +58,9 @@ type fullCheck struct {
 	// probes passed; lastErr is the latest one's error.
 	failures int
 	lastErr  error
+	// tunnel counts forget's calls: a full check begun before one checked
+	// the old tunnel.
+	tunnel uint64
 }
 
 // newFullCheck returns the full check of checker in the monitor's mon,
@@ -98,10 +101,13 @@ func (f *fullCheck) due() time.Time {
 }
 
 // runOnce runs the checker once, bounded by the check timeout, and records
-// its result.
+// its result, unless a forget came while it ran.
 func (f *fullCheck) runOnce(ctx context.Context) {
 	f.active.Add(1)
 	defer f.active.Add(-1)
+	f.mu.Lock()
+	tunnel := f.tunnel
+	f.mu.Unlock()
 	start := f.clock.Now()
 	f.observer.CheckStarted(CheckStart{Source: SourceFull, Time: start, Timeout: f.timeout})
 	checkCtx, cancel := clockwork.WithTimeout(ctx, f.clock, f.timeout)
@@ -118,6 +124,9 @@ func (f *fullCheck) runOnce(ctx context.Context) {
 	f.observer.CheckFinished(r)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.tunnel != tunnel {
+		return // the old tunnel's: the new one is checked at once
+	}
 	f.lastEnd = start.Add(r.Duration)
 	if r.Err == nil {
 		f.failures, f.lastErr = 0, nil
@@ -147,6 +156,7 @@ func (f *fullCheck) activeEnded(end time.Time, err error) {
 func (f *fullCheck) forget() {
 	f.mu.Lock()
 	f.lastEnd, f.failures, f.lastErr = time.Time{}, 0, nil
+	f.tunnel++
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:

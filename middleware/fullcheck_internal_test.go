@@ -158,3 +158,33 @@ func TestFullCheckStopsWhenDue(t *testing.T) {
 		t.Errorf("%d full checks ran after the stop", n)
 	}
 }
+
+// A full check that ends after a heal checked the old tunnel: its failure
+// counts against nothing, and the new tunnel's first full check is still
+// due at once (issue 46: it was recorded on the new tunnel, and delayed
+// its first full check by a period).
+func TestFullCheckAcrossAHealIsTheOldTunnels(t *testing.T) {
+	r := newProbeRig(t, Evidence{FullCheckPeriod: time.Minute})
+	started, release := make(chan struct{}), make(chan struct{})
+	r.ev.full.checker = check.Func(func(context.Context) error {
+		close(started)
+		<-release
+		return errTCPDropped
+	})
+	r.ev.full.failures = FullCheckFailures - 1 // one failure of the old tunnel already
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.ev.full.runOnce(context.Background())
+	}()
+	<-started
+	r.ev.full.forget() // the heal, while the full check runs
+	close(release)
+	<-done
+	if f := r.ev.full; f.failures != 0 || f.lastErr != nil {
+		t.Errorf("after the heal: %d failures (%v), want none: the failure was the old tunnel's", f.failures, f.lastErr)
+	}
+	if due := r.ev.full.due(); due.After(r.clock.Now()) {
+		t.Errorf("the new tunnel's first full check is due at %v, want at once (%v)", due, r.clock.Now())
+	}
+}
