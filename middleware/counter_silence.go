@@ -109,7 +109,7 @@ func (s *counterSilence) sample() {
 func (s *counterSilence) forget() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.last, s.quiet, s.silentSince = sample{}, sample{}, time.Time{}
+	s.last.at, s.quiet, s.silentSince = time.Time{}, sample{}, time.Time{} // last.c stays, for the status
 	s.tunnel++
 }
 

@@ -82,9 +82,10 @@ func (d *deliveryProof) run(ctx context.Context) {
 }
 
 // sample reads the delivery now and compares it with the last reading.
-// Growth read after failed readings may have come just after the last
-// good one, and is stamped then; a reading begun before a forget is of
-// the old tunnel and kept by nothing.
+// Growth read after failed readings, or over two reading periods after the
+// last good one (a stalled reading), may have come just after that one,
+// and is stamped then; a reading begun before a forget is of the old
+// tunnel and kept by nothing.
 func (d *deliveryProof) sample() {
 	d.mu.Lock()
 	tunnel := d.tunnel
@@ -109,7 +110,7 @@ func (d *deliveryProof) sample() {
 	}
 	if progressed > 0 {
 		d.progressAt, d.flows = now, progressed
-		if failedBefore {
+		if failedBefore || now.Sub(d.lastAt) > 2*max(deliveryInterval, d.cfg.Interval) {
 			d.progressAt = d.lastAt
 		}
 	}

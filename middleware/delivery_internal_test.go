@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeDelivery is a DeliverySource a test drives: the acknowledged
@@ -173,6 +174,20 @@ func TestDeliveryGrowthAcrossFailedReadingsIsAsOldAsTheLastGoodOne(t *testing.T)
 	r.ev.delivery.sample()
 	if v := r.ev.delivery.decide(r.clock.Now()); !v.ok {
 		t.Errorf("growth between two good readings: %+v, want a pass", v)
+	}
+}
+
+// So is growth read long after the last reading, by a reader held (a
+// paused process, a socket table that took seconds to dump).
+func TestDeliveryGrowthAfterAStalledReadingIsAsOldAsTheLastOne(t *testing.T) {
+	r := newDeliveryRig(t)
+	r.src.d[1] = 10
+	r.tick(true, 1)
+	r.clock.Advance(20 * time.Second)
+	r.src.d[1] += 1448
+	r.ev.delivery.sample()
+	if v := r.ev.delivery.decide(r.clock.Now()); v.ok {
+		t.Errorf("growth against a reading 20s old: %+v, want nothing decided", v)
 	}
 }
 

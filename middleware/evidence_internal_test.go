@@ -211,8 +211,25 @@ func TestCountersNewTunnelForgetsTheOldSilence(t *testing.T) {
 	if v := r.ev.decide(); v.ok {
 		t.Errorf("the first check after the heal: %+v, want nothing decided on the old tunnel's silence", v)
 	}
+	if c, ok, err := r.ev.counters.latest(); !ok || err != nil || c.TxBytes == 0 {
+		t.Errorf("the status's counters after the heal: %+v, %v, %v; want the latest reading", c, ok, err)
+	}
 	if got := kinds(r.seconds(6, 0, 20_000)); got != "....FF" {
 		t.Errorf("the new tunnel sending into silence: %s, want ....FF", got)
+	}
+
+	// A sample begun before a heal is the old tunnel's: it is no first
+	// sample of the new one, whose silence starts with its own.
+	src := r.ev.counters.cfg.Source
+	r.ev.counters.cfg.Source = CounterSourceFunc(func() (Counters, error) {
+		c, err := src.ReadCounters()
+		r.ev.newTunnel(r.clock.Now()) // the heal, while the counters are read
+		return c, err
+	})
+	r.second(0, 20_000)
+	r.ev.counters.cfg.Source = src
+	if got := kinds(r.seconds(4, 0, 20_000)); got != "...." {
+		t.Errorf("after a heal during a sample: %s, want a Window of nothing decided first", got)
 	}
 }
 

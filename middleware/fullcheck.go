@@ -137,16 +137,25 @@ func (f *fullCheck) runOnce(ctx context.Context) {
 }
 
 // activeStarted and activeEnded bracket an active check the monitor runs
-// for a caller; a pass of it stands for a full check.
-func (f *fullCheck) activeStarted() { f.active.Add(1) }
+// for a caller; a pass of it stands for a full check of the tunnel it
+// began on (activeStarted's answer), not of one a heal made since.
+func (f *fullCheck) activeStarted() (tunnel uint64) {
+	f.active.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tunnel
+}
 
-func (f *fullCheck) activeEnded(end time.Time, err error) {
+func (f *fullCheck) activeEnded(tunnel uint64, end time.Time, err error) {
 	f.active.Add(-1)
 	if err != nil {
 		return // run without the probes' pass: other rules decide
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.tunnel != tunnel {
+		return
+	}
 	f.lastEnd = maxTime(f.lastEnd, end)
 	f.failures, f.lastErr = 0, nil
 }

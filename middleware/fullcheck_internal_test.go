@@ -106,8 +106,7 @@ func TestFullCheckSchedule(t *testing.T) {
 	// An active check of a caller passes 20 s on: the next full check is
 	// due a minute after it.
 	r.clock.Advance(20 * time.Second)
-	f.activeStarted()
-	f.activeEnded(r.clock.Now(), nil)
+	f.activeEnded(f.activeStarted(), r.clock.Now(), nil)
 	r.clock.Advance(40 * time.Second) // the old due time: nothing runs
 	waiting(1)
 	select {
@@ -121,7 +120,7 @@ func TestFullCheckSchedule(t *testing.T) {
 	}
 	waiting(2)
 	// While another active check runs, none starts beside it.
-	f.activeStarted()
+	tunnel := f.activeStarted()
 	r.clock.Advance(2 * time.Minute)
 	waiting(1)
 	select {
@@ -129,7 +128,7 @@ func TestFullCheckSchedule(t *testing.T) {
 		t.Fatalf("a full check ran at %v beside an active check", at.Sub(t0))
 	default:
 	}
-	f.activeEnded(r.clock.Now(), errTCPDropped)
+	f.activeEnded(tunnel, r.clock.Now(), errTCPDropped)
 	// A heal: the new tunnel is checked at once.
 	f.forget()
 	if at := next(); !at.Equal(r.clock.Now()) {
@@ -171,7 +170,6 @@ func TestFullCheckAcrossAHealIsTheOldTunnels(t *testing.T) {
 		<-release
 		return errTCPDropped
 	})
-	r.ev.full.failures = FullCheckFailures - 1 // one failure of the old tunnel already
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -181,10 +179,22 @@ func TestFullCheckAcrossAHealIsTheOldTunnels(t *testing.T) {
 	r.ev.full.forget() // the heal, while the full check runs
 	close(release)
 	<-done
-	if f := r.ev.full; f.failures != 0 || f.lastErr != nil {
-		t.Errorf("after the heal: %d failures (%v), want none: the failure was the old tunnel's", f.failures, f.lastErr)
-	}
 	if due := r.ev.full.due(); due.After(r.clock.Now()) {
 		t.Errorf("the new tunnel's first full check is due at %v, want at once (%v)", due, r.clock.Now())
+	}
+	// The new tunnel's first full check fails: one failure, which fails
+	// no check; with the old one's counted, two would.
+	r.ev.full.checker = check.Func(func(context.Context) error { return errTCPDropped })
+	r.ev.full.runOnce(context.Background())
+	if v := r.ev.full.decide(r.clock.Now()); v.ok {
+		t.Errorf("after one failed full check of the new tunnel: %+v, want nothing decided", v)
+	}
+	// Nor does a caller's active check begun before a heal and passed
+	// after it stand for the new tunnel's full check.
+	tunnel := r.ev.full.activeStarted()
+	r.ev.full.forget()
+	r.ev.full.activeEnded(tunnel, r.clock.Now(), nil)
+	if due := r.ev.full.due(); due.After(r.clock.Now()) {
+		t.Errorf("after a heal during a caller's active check, the full check is due at %v, want at once", due)
 	}
 }

@@ -330,9 +330,9 @@ func (m *Monitor) activeCheck(ctx context.Context, checker check.Checker) error 
 	if full == nil {
 		return safely.Check(ctx, checker, check.ErrPanicked)
 	}
-	full.activeStarted()
+	tunnel := full.activeStarted()
 	err := safely.Check(ctx, checker, check.ErrPanicked)
-	full.activeEnded(m.cfg.Clock.Now(), err)
+	full.activeEnded(tunnel, m.cfg.Clock.Now(), err)
 	return err
 }
 

@@ -43,8 +43,10 @@ type pathMTU struct {
 	// answers are the big probes answered in the last LossWindow.
 	answers []sizeAt
 	// holeSince is when a probe of the full MTU was first lost since one
-	// was last answered; zero when none was.
-	holeSince time.Time
+	// was last answered; zero when none was. oldHole is the old tunnel's
+	// holeSince after a forget, until the new one's first probe of the
+	// full MTU ends: lost too, the hole goes on from then.
+	holeSince, oldHole time.Time
 }
 
 type sizeAt struct {
@@ -100,7 +102,7 @@ func (s *pathMTU) answered(sent, now time.Time) {
 	}
 	s.lo = max(s.lo, size)
 	if size >= s.mtu {
-		s.holeSince, s.hi, s.tries = time.Time{}, 0, 0
+		s.holeSince, s.oldHole, s.hi, s.tries = time.Time{}, time.Time{}, 0, 0
 	}
 }
 
@@ -120,6 +122,9 @@ func (s *pathMTU) laterAnswered(sent, now time.Time) {
 		}
 		if size >= s.mtu && s.holeSince.IsZero() {
 			s.holeSince = now
+			if !s.oldHole.IsZero() {
+				s.holeSince, s.oldHole = s.oldHole, time.Time{}
+			}
 		}
 	}
 }
@@ -140,10 +145,13 @@ func (s *pathMTU) expire(cutoff, lossFrom time.Time) {
 	s.answers = append(s.answers[:0], s.answers[drop:]...)
 }
 
-// forget forgets the old tunnel's path: its next big probe is of the full
-// MTU, and no black hole is seen until the new tunnel shows one.
+// forget starts the search over on a new tunnel: its next big probe is of
+// the full MTU, and the old tunnel's black hole is seen again only if the
+// new path loses that probe too (a heal rarely cures a black hole). The
+// interface's MTU and the answers of the loss window stay, for the
+// status.
 func (s *pathMTU) forget() {
-	*s = pathMTU{every: s.every}
+	*s = pathMTU{every: s.every, mtu: s.mtu, answers: s.answers, oldHole: s.holeSince}
 }
 
 // largest returns the largest size answered in the answers kept.

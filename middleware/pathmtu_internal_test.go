@@ -125,4 +125,20 @@ func TestPathMTUNewTunnelForgetsTheOldPath(t *testing.T) {
 	if size := r.probe(1420, 1500, false); size != 1420 {
 		t.Errorf("the new tunnel's first big probe: %d bytes, want the full MTU 1420", size)
 	}
+	if err := r.s.blackHole(r.now, 3*time.Second); err != nil || r.s.mtu != 1420 {
+		t.Errorf("the new path carries the full MTU: %v (MTU %d), want no black hole and the MTU kept", err, r.s.mtu)
+	}
+
+	// A hole that a heal does not cure is reported again as soon as the
+	// new tunnel loses its first probe of the full MTU, not a Window later.
+	for range 12 {
+		r.probe(1420, 1300, false)
+	}
+	r.s.forget()
+	if size := r.probe(1420, 1300, false); size != 1420 {
+		t.Fatalf("after the heal, first big probe %d bytes, want 1420", size)
+	}
+	if err := r.s.blackHole(r.now, 3*time.Second); !errors.Is(err, ErrPathMTU) {
+		t.Errorf("the hole outlived the heal: %v, want it reported at once", err)
+	}
 }
