@@ -401,6 +401,7 @@ type vpnContainer struct {
 	restarts []string        // what each restart did, for the log
 	stops    []time.Duration // how long each restart's stop took
 	lives    []life          // the incarnation each restart started (not the first, the test's own start)
+	downs    []life          // each restart's stop to its start serving (to zero while it is down)
 }
 
 // life is one incarnation of the VPN container: from a start to the stop
@@ -431,6 +432,7 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 	}
 	exited := time.Now()
 	c.mu.Lock()
+	c.downs = append(c.downs, life{from: begin})
 	c.stops = append(c.stops, exited.Sub(begin))
 	if n := len(c.lives); n > 0 {
 		c.lives[n-1].to = begin
@@ -455,6 +457,7 @@ func (c *vpnContainer) Restart(ctx context.Context, reason string) error {
 	defer c.mu.Unlock()
 	c.n++
 	c.started = time.Now()
+	c.downs[len(c.downs)-1].to = c.started
 	c.lives = append(c.lives, life{from: c.started})
 	c.restarts = append(c.restarts, fmt.Sprintf("stopped in %v, back-off %v, serving again after %v",
 		exited.Sub(begin).Round(time.Millisecond), delay, time.Since(begin).Round(time.Millisecond)))

@@ -122,6 +122,9 @@ type judgement struct {
 	// included).
 	lives   []life
 	devices int
+	// When its VPN container was down: each restart's stop to its start
+	// serving again (to zero: down at the end).
+	downs []life
 	// Whether the health sidecar ran through the run, and since when.
 	sidecarRunning bool
 	sidecarStarted time.Time
@@ -134,6 +137,7 @@ func (l *ctrLab) judgement(ctx context.Context, rep *Report) (judgement, error) 
 	j := judgement{cfg: l.cfg, spec: spec, c: rep.Configs[l.cfg.Name], started: rep.Started, devices: len(l.vpnLog.ifindexes())}
 	l.vpn.mu.Lock()
 	j.lives = slices.Clone(l.vpn.lives)
+	j.downs = slices.Clone(l.vpn.downs)
 	l.vpn.mu.Unlock()
 	st, err := l.sidecar.State(ctx)
 	if err != nil {
@@ -198,7 +202,9 @@ const recovery = evidenceDetects
 // server listens; a schedule longer than the fault), and it follows from a
 // restart or heal of the working tunnel since the previous fault, which
 // can leave the VPN container stopping or in its back-off for the whole
-// fault: the report counts that false action.
+// fault, and from a container still down when the fault came after false
+// restarts lengthened its crash back-off past the gap between faults: the
+// report counts those false actions.
 func actsOnEveryFault(j judgement) (broken, notes []string) {
 	prevEnd := 0.0
 	for i, o := range j.c.Outages {
@@ -217,11 +223,20 @@ func actsOnEveryFault(j judgement) (broken, notes []string) {
 			notes = append(notes, "missed "+what+", as expected: a tcpSocket probe passes while the health server listens")
 		case busy:
 			notes = append(notes, "missed "+what+": it had restarted or healed the working tunnel since the fault before, which the report counts")
+		case j.c.FalseRestarts+j.c.FalseHeals > 0 && j.downAt(o.Start):
+			notes = append(notes, "missed "+what+": its VPN container was still down when the fault came, in a crash back-off that its false restarts had lengthened, which the report counts")
 		default:
 			broken = append(broken, "no restart or heal in "+what+"; "+inWindow(j.c.Timeline, o))
 		}
 	}
 	return broken, notes
+}
+
+// downAt reports whether the VPN container was down (stopping, in its
+// crash back-off, starting) at, in seconds from the run's start.
+func (j judgement) downAt(at float64) bool {
+	t := j.started.Add(time.Duration(at * float64(time.Second)))
+	return slices.ContainsFunc(j.downs, func(d life) bool { return !t.Before(d.from) && (d.to.IsZero() || t.Before(d.to)) })
 }
 
 // evidenceBound: nothing restarted or healed while the link worked, and
@@ -422,6 +437,17 @@ func TestContainerRules(t *testing.T) {
 			j.c.Timeline.Restarts = append(j.c.Timeline.Restarts, 100)
 		}, "between fault 1 and the next"}, // no miss: quietBetweenFaults' instead
 		{"a tcpSocket probe misses them all", "tcp-socket", func(j *judgement) {}, ""},
+		{"a miss in a back-off that false restarts lengthened", "probe-only", func(j *judgement) {
+			detected(4)(j)
+			j.c.Outages[3].Detected, j.c.Outages[3].DetectionSeconds = false, nil
+			j.c.FalseRestarts = 2
+			j.downs = []life{{from: at(200), to: at(285)}} // a fault 3 restart's 80 s back-off
+		}, ""},
+		{"a miss in a back-off with no false restart", "probe-only", func(j *judgement) {
+			detected(4)(j)
+			j.c.Outages[3].Detected, j.c.Outages[3].DetectionSeconds = false, nil
+			j.downs = []life{{from: at(200), to: at(285)}}
+		}, "acts on every fault: no restart or heal in fault 4"},
 		{"evidence restarts the working tunnel", "evidence", func(j *judgement) { detected(4)(j); j.c.FalseRestarts = 1 },
 			"restarted the working tunnel 1 times"},
 		{"evidence slow", "evidence", detected(11), "took 11.0 s to act on fault 1 (pause), over 10s"},
